@@ -1,0 +1,173 @@
+"""Terminal table, Markdown report and JSON dump of a run."""
+import json
+
+from benchmarks.systems import PEERS, SYSTEMS
+from benchmarks.targets import floor_pct, ratio
+
+SHORT = {"tensorflow": "tf", "jax": "jax", "torch": "torch", "autograd": "ag"}
+
+
+def fmt_time(seconds):
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def cell(row, system):
+    rec = row.results.get(system)
+    if rec is None:
+        return "-"
+    if rec["status"] == "skip":
+        return "skip"
+    if rec["status"] != "ok":
+        return "n/a"
+    text = fmt_time(rec["time_s"] / row.per)
+    return text + " MISMATCH" if rec.get("check") == "MISMATCH" else text
+
+
+def fmt_ratio(value):
+    return "-" if value is None else f"{value:.2f}"
+
+
+def table(rows):
+    """Rows of strings: header first."""
+    head = ["workload", "case", "mode", "per"] + list(SYSTEMS)
+    head += [f"tg/{SHORT[p]}" for p in PEERS]
+    lines = [head]
+    for row in rows:
+        line = [row.workload, row.case, row.mode, row.unit]
+        line += [cell(row, s) for s in SYSTEMS]
+        line += [fmt_ratio(ratio(row, p)) for p in PEERS]
+        lines.append(line)
+    return lines
+
+
+def render_text(lines):
+    widths = [max(len(str(r[i])) for r in lines) for i in range(len(lines[0]))]
+    out = []
+    for k, r in enumerate(lines):
+        out.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        if k == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def render_md_table(lines):
+    out = ["| " + " | ".join(lines[0]) + " |", "|" + "---|" * len(lines[0])]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in lines[1:]]
+    return "\n".join(out)
+
+
+def notes(rows):
+    """Every implementation that was not timed, or whose result did not match."""
+    out = []
+    for row in rows:
+        for rec in row.alternatives:
+            if rec["status"] != "ok":
+                out.append(f"{row.key} {rec['system']} ({rec['label']}): "
+                           f"{rec['status']} - {rec['reason']}")
+            elif rec.get("check") == "MISMATCH":
+                out.append(f"{row.key} {rec['system']} ({rec['label']}): "
+                           f"RESULT MISMATCH - {rec['check_detail']}")
+    return out
+
+
+def implementations_md(rows):
+    lines = [("row", "system", "implementation", "time/call", "first call", "check")]
+    for row in rows:
+        for rec in row.alternatives:
+            if rec["status"] != "ok":
+                continue
+            best = row.results.get(rec["system"]) is rec
+            lines.append((
+                row.key, rec["system"], rec["label"] + (" (reported)" if best else ""),
+                fmt_time(rec["time_s"]), fmt_time(rec.get("first_call_s")),
+                f"{rec['check']}: {rec['check_detail']}",
+            ))
+    return render_md_table(lines)
+
+
+def floor_md(rows, floor):
+    lines = [("row", "GFLOP/call") + tuple(f"{s} % floor" for s in SYSTEMS)]
+    for row in rows:
+        if not row.flops:
+            continue
+        pcts = []
+        for s in SYSTEMS:
+            p = floor_pct(row, s, floor["gflops"])
+            pcts.append("-" if p is None else f"{p:.1f}%")
+        lines.append((row.key, f"{row.flops / 1e9:.3f}", *pcts))
+    return render_md_table(lines)
+
+
+def targets_md(targets):
+    lines = [("row", "target", "value", "status", "why")]
+    for t in targets:
+        v = t["value"]
+        value = "-" if v is None else (f"{v:.1f}%" if "floor" in t["target"] else f"{v:.2f}")
+        lines.append((t["row"], t["target"], value, t["status"], t["why"]))
+    return render_md_table(lines)
+
+
+def markdown(meta, rows, targets):
+    m = meta["machine"]
+    out = [
+        "# tapegrad benchmarks",
+        "",
+        f"Date: {meta['date']}  ",
+        f"Command: `{meta['command']}`  ",
+        f"Machine: {m['cpu']}, {m['logical_cores']} logical cores ({m['cores_used']} used), "
+        f"{m['memory_gib']} GiB, {m['platform']}, Python {m['python']}, "
+        f"NumPy BLAS: {m['numpy_blas']}  ",
+        f"Threads: {meta['threads']} per system ({meta['thread_settings']})  ",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + "  ",
+        f"NumPy float32 matmul floor: {meta['floor']['gflops']:.1f} GFLOP/s "
+        f"(by size: {meta['floor']['by_size']})  ",
+        f"Timing: median of {meta['repeats']} interleaved repeats, each >= {meta['target_s']} s "
+        "of calls; first call and one warm-up call excluded. Total run "
+        f"{meta['elapsed_s']:.0f} s.",
+        "",
+        "Times are per call (per op for W6); ratios are tapegrad time / peer time (< 1: tapegrad "
+        "faster). `n/a`: not runnable (see notes); `skip`: peer not installed or no such mode.",
+        "",
+        render_md_table(table(rows)),
+        "",
+        "## Targets",
+        "",
+        targets_md(targets),
+        "",
+        "## Machine limit (FLOP-bound rows)",
+        "",
+        floor_md(rows, meta["floor"]),
+        "",
+        "## Implementations",
+        "",
+        implementations_md(rows),
+        "",
+        "## Notes",
+        "",
+    ]
+    out += [f"- {n}" for n in notes(rows)] or ["- none"]
+    return "\n".join(out) + "\n"
+
+
+def to_json(meta, rows, targets):
+    def clean(rec):
+        return {k: v for k, v in rec.items() if not k.startswith("_")}
+
+    data = dict(meta)
+    data["rows"] = [
+        {
+            "key": row.key, "workload": row.workload, "case": row.case, "mode": row.mode,
+            "per": row.per, "unit": row.unit, "flops": row.flops, "note": row.note.strip(),
+            "ratios": {p: ratio(row, p) for p in PEERS},
+            "results": {s: clean(r) for s, r in row.results.items()},
+            "implementations": [clean(r) for r in row.alternatives],
+        }
+        for row in rows
+    ]
+    data["targets"] = targets
+    return json.dumps(data, indent=1, default=str)

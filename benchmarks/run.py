@@ -1,0 +1,114 @@
+"""Run the benchmark suite: ``python -m benchmarks.run [--quick] [--only W1,W3] [--threads N]``.
+
+Writes benchmarks/results/latest.{md,json,png} (and a timestamped copy of the JSON under
+benchmarks/results/raw/), and prints the table and the targets.
+"""
+import argparse
+import datetime
+import os
+import sys
+import time
+
+from benchmarks import config
+
+ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7")
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    p.add_argument("--quick", action="store_true", help="smoke run (~1-2 min): short repeats")
+    p.add_argument("--only", default="", help="comma-separated workloads, e.g. W1,W3")
+    p.add_argument("--threads", type=int, default=2, help="threads per system (default 2)")
+    p.add_argument("--repeats", type=int, help="timed repeats per implementation")
+    p.add_argument("--target", type=float, help="seconds per timed repeat")
+    p.add_argument("--setup-timeout", type=float, default=120.0,
+                   help="seconds allowed for build + first call + calibration")
+    p.add_argument("--torch-compile", action="store_true", help="also run torch.compile in W5")
+    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    p.add_argument("--no-save", action="store_true", help="print only, write no files")
+    p.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
+    opts = p.parse_args(argv)
+    opts.repeats = opts.repeats or (3 if opts.quick else 5)
+    opts.target = opts.target or (0.02 if opts.quick else 0.1)
+    chosen = [w.strip().upper() for w in opts.only.split(",") if w.strip()] or list(ALL)
+    unknown = [w for w in chosen if w not in ALL]
+    if unknown:
+        p.error(f"unknown workload(s) {unknown}; choose from {','.join(ALL)}")
+    opts.workloads = chosen
+    return opts
+
+
+def main(argv=None):
+    opts = parse(sys.argv[1:] if argv is None else argv)
+    thread_settings = config.configure(opts.threads)  # before any numerical library loads
+    started = time.time()
+
+    from benchmarks import harness, machine, report, systems, targets
+    from benchmarks.workloads import WORKLOADS
+
+    versions = systems.versions()  # imports every system once (import cost kept out of rows)
+    print("versions:", ", ".join(f"{k} {v}" for k, v in versions.items()), flush=True)
+    floor, by_size = machine.matmul_rate(opts.quick)
+    print(f"NumPy float32 matmul floor: {floor:.1f} GFLOP/s {by_size}", flush=True)
+
+    rows = []
+    for name in opts.workloads:
+        for row in WORKLOADS[name].rows(opts):
+            t0 = time.time()
+            harness.run_row(row, opts)
+            rows.append(row)
+            cells = "  ".join(f"{s}={report.cell(row, s)}" for s in systems.SYSTEMS)
+            print(f"{row.key:<44} {cells}  ({time.time() - t0:.0f}s)", flush=True)
+
+    results = targets.evaluate(rows, floor)
+    meta = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": "python -m benchmarks.run " + " ".join(sys.argv[1:] if argv is None else argv),
+        "quick": opts.quick,
+        "workloads": opts.workloads,
+        "machine": machine.describe(),
+        "threads": opts.threads,
+        "thread_settings": thread_settings,
+        "versions": versions,
+        "floor": {"gflops": floor, "by_size": by_size},
+        "repeats": opts.repeats,
+        "target_s": opts.target,
+        "elapsed_s": time.time() - started,
+    }
+    print()
+    print(report.render_text(report.table(rows)))
+    print()
+    for t in results:
+        v = t["value"]
+        value = "-" if v is None else f"{v:.2f}"
+        why = f"  ({t['why'][:70]})" if t["why"] else ""
+        print(f"  {t['status']:<4} {t['row']:<44} {t['target']:<26} {value:>7}{why}")
+    for n in report.notes(rows):
+        print("  note:", n)
+    if not opts.no_save:
+        save(opts, meta, rows, results, report)
+    print(f"\ntotal {time.time() - started:.0f}s")
+
+
+def save(opts, meta, rows, results, report):
+    from benchmarks import plot
+
+    os.makedirs(os.path.join(opts.out, "raw"), exist_ok=True)
+    text = report.to_json(meta, rows, results)
+    stamp = meta["date"].replace(":", "").replace("-", "")[:15]
+    for path in (os.path.join(opts.out, "latest.json"),
+                 os.path.join(opts.out, "raw", f"{stamp}.json")):
+        with open(path, "w") as f:
+            f.write(text)
+    with open(os.path.join(opts.out, "latest.md"), "w") as f:
+        f.write(report.markdown(meta, rows, results))
+    title = f"tapegrad / peer time ratio - {meta['date']} - {meta['machine']['cpu']}"
+    try:
+        plot.chart(rows, os.path.join(opts.out, "latest.png"), title)
+    except Exception as e:  # matplotlib missing: the tables are still written
+        print(f"chart not written: {e}")
+    print(f"wrote {opts.out}/latest.md, latest.json, latest.png")
+
+
+if __name__ == "__main__":
+    main()

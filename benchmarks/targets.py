@@ -1,0 +1,58 @@
+"""The issue's performance targets, evaluated on a finished run.
+
+* W1, W2, eager W5, eager W6: tapegrad/torch <= 0.5, and tapegrad ahead (< 1) of TensorFlow
+  eager, JAX without jit and autograd.
+* W3 and compiled W4: tapegrad/JAX-jit <= 1.0.
+* W3: tapegrad reaches >= 50 % of the NumPy float32 matmul floor.
+"""
+EAGER_SET = {"W1", "W2", "W5", "W6"}
+
+
+def ratio(row, peer):
+    """tapegrad time / peer time, or None."""
+    tg, pr = row.results.get("tapegrad"), row.results.get(peer)
+    if not tg or not pr or "time_s" not in tg or "time_s" not in pr:
+        return None
+    return tg["time_s"] / pr["time_s"]
+
+
+def floor_pct(row, system, floor_gflops):
+    rec = row.results.get(system)
+    if not row.flops or not floor_gflops or not rec or "time_s" not in rec:
+        return None
+    return 100.0 * row.flops / rec["time_s"] / 1e9 / floor_gflops
+
+
+def _status(row, peer, value, passed):
+    """(status, why): PASS / FAIL / SKIP and the reason for anything but a plain comparison."""
+    tg = row.results.get("tapegrad", {})
+    if tg.get("status") != "ok":
+        return "FAIL", f"tapegrad n/a: {tg.get('reason', 'not run')}"
+    if tg.get("check") == "MISMATCH":
+        return "FAIL", "tapegrad result MISMATCH"
+    if peer and row.results.get(peer, {}).get("status") != "ok":
+        return "SKIP", f"{peer} not run"
+    return ("PASS" if passed(value) else "FAIL"), ""
+
+
+def evaluate(rows, floor_gflops):
+    out = []
+
+    def add(row, what, peer, value, passed):
+        status, why = _status(row, peer, value, passed)
+        out.append({"row": row.key, "target": what, "value": value, "status": status, "why": why})
+
+    for row in rows:
+        if row.workload in EAGER_SET and row.mode == "eager":
+            r = ratio(row, "torch")
+            add(row, "tapegrad/torch <= 0.5", "torch", r, lambda v: v is not None and v <= 0.5)
+            for peer in ("tensorflow", "jax", "autograd"):
+                r = ratio(row, peer)
+                add(row, f"tapegrad/{peer} < 1", peer, r, lambda v: v is not None and v < 1.0)
+        if (row.workload == "W3" or row.workload == "W4") and row.mode == "compiled":
+            r = ratio(row, "jax")
+            add(row, "tapegrad/jax-jit <= 1.0", "jax", r, lambda v: v is not None and v <= 1.0)
+        if row.workload == "W3":
+            pct = floor_pct(row, "tapegrad", floor_gflops)
+            add(row, ">= 50% of matmul floor", None, pct, lambda v: v is not None and v >= 50.0)
+    return out

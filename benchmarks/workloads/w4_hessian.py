@@ -1,0 +1,118 @@
+"""W4 hessian: Hessian (100 x 100) of the 100-variable Rosenbrock function, float64.
+
+compiled: ``jax.jit(jax.hessian(f))``; ``tf.function`` with nested tapes + ``jacobian``;
+``torch.func.hessian`` (runs eagerly); ``tapegrad.function(tapegrad.hessian(f))`` and, as an
+alternative, ``tapegrad.function`` with nested tapes.
+eager: ``jax.hessian`` without jit, ``torch.func.hessian``, ``autograd.hessian``, TensorFlow
+nested tapes, ``tapegrad.hessian`` and tapegrad nested tapes.
+"""
+import numpy as np
+
+from benchmarks.harness import Impl, Row, skipped
+from benchmarks.systems import load
+from benchmarks.workloads import common
+
+N = 100
+X = np.random.default_rng(3).uniform(-1.5, 1.5, N)  # float64
+
+
+def rosenbrock(x):
+    return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2).sum()
+
+
+def _tf_rosenbrock(tf):
+    return lambda x: tf.reduce_sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def _nested_tapes(mod, f):
+    def hess(x):
+        with mod.GradientTape() as outer:
+            outer.watch(x)
+            with mod.GradientTape() as inner:
+                inner.watch(x)
+                y = f(x)
+            g = inner.gradient(y, x)
+        return outer.jacobian(g, x)
+
+    return hess
+
+
+def tapegrad_hessian(compiled):
+    def build():
+        tg = load("tapegrad")
+        h = tg.hessian(_tf_rosenbrock(tg))
+        h = tg.function(h) if compiled else h
+        x = tg.constant(X)
+        return lambda: h(x)
+
+    return build
+
+
+def tapegrad_tapes(compiled):
+    def build():
+        tg = load("tapegrad")
+        h = _nested_tapes(tg, _tf_rosenbrock(tg))
+        h = tg.function(h) if compiled else h
+        x = tg.constant(X)
+        return lambda: h(x)
+
+    return build
+
+
+def tensorflow_tapes(compiled):
+    def build():
+        tf = load("tensorflow")
+        h = _nested_tapes(tf, _tf_rosenbrock(tf))
+        h = tf.function(h) if compiled else h
+        x = tf.constant(X)
+        return lambda: h(x)
+
+    return build
+
+
+def jax_hessian(compiled):
+    def build():
+        jax = load("jax")
+        h = jax.hessian(rosenbrock)
+        h = jax.jit(h) if compiled else h
+        x = jax.numpy.asarray(X)
+        return lambda: jax.block_until_ready(h(x))
+
+    return build
+
+
+def torch_func_hessian():
+    torch = load("torch")
+    h = torch.func.hessian(rosenbrock)
+    x = torch.from_numpy(X)
+    return lambda: h(x)
+
+
+def autograd_hessian():
+    ag = load("autograd")
+    h = ag.hessian(rosenbrock)
+    return lambda: h(X)
+
+
+def rows(opts):
+    ref = lambda: common.rosenbrock_hessian(X)
+    compiled = [
+        Impl("tapegrad", "function(hessian)", tapegrad_hessian(True)),
+        Impl("tapegrad", "function(nested tapes)", tapegrad_tapes(True)),
+        Impl("tensorflow", "tf.function nested tapes", tensorflow_tapes(True)),
+        Impl("jax", "jit(hessian)", jax_hessian(True)),
+        Impl("torch", "torch.func.hessian (eager)", torch_func_hessian),
+        skipped("autograd", "-", "autograd does not compile"),
+    ]
+    eager = [
+        Impl("tapegrad", "hessian", tapegrad_hessian(False)),
+        Impl("tapegrad", "nested tapes", tapegrad_tapes(False)),
+        Impl("tensorflow", "nested tapes", tensorflow_tapes(False)),
+        Impl("jax", "hessian no jit", jax_hessian(False)),
+        Impl("torch", "torch.func.hessian", torch_func_hessian),
+        Impl("autograd", "hessian", autograd_hessian),
+    ]
+    return [
+        Row("W4", "hessian rosenbrock-100 f64", "compiled", compiled, ref, 1e-9, 1e-12),
+        Row("W4", "hessian rosenbrock-100 f64", "eager", eager, ref, 1e-9, 1e-12),
+    ]

@@ -1,0 +1,37 @@
+"""tapegrad: tape-based automatic differentiation on NumPy, with TensorFlow's API.
+
+>>> import tapegrad as tf
+>>> x = tf.Variable(2.0)
+>>> with tf.GradientTape() as t2:
+...     with tf.GradientTape() as t1:
+...         y = x * x * x
+...     dy_dx = t1.gradient(y, x)
+>>> float(dy_dx), float(t2.gradient(dy_dx, x))
+(12.0, 12.0)
+"""
+from tapegrad import ops as _ops  # registers the primitives via the op modules
+from tapegrad import primitives as _primitives  # noqa: F401
+from tapegrad.core.dtypes import (  # noqa: F401
+    as_dtype, bool_ as bool, complex64, complex128, double, float16, float32, float64, half,
+    int8, int16, int32, int64, uint8, string)
+from tapegrad.core.tensor import Tensor, Variable, constant, convert_to_tensor, is_tensor  # noqa: F401
+from tapegrad.errors import InvalidArgumentError  # noqa: F401
+from tapegrad import errors  # noqa: F401
+from tapegrad import config  # noqa: F401
+from tapegrad.ops.math_ops import *  # noqa: F401,F403
+from tapegrad.ops.math_ops import abs, pow, round  # noqa: F401
+from tapegrad.ops.array_ops import *  # noqa: F401,F403
+from tapegrad.ops.array_ops import range  # noqa: F401
+from tapegrad.ops.linalg_ops import matmul  # noqa: F401
+from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
+from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # noqa: F401
+from tapegrad import math, nn, linalg, random, autodiff  # noqa: F401
+from tapegrad.util import nest  # noqa: F401
+
+newaxis = None
+norm = None  # replaced below once linalg.norm exists
+try:
+    from tapegrad.ops.linalg_ops import norm  # noqa: F401,F811
+except ImportError:  # pragma: no cover
+    pass
+del _ops

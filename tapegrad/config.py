@@ -1,0 +1,32 @@
+"""Library-wide settings."""
+import os
+
+_budget = None
+
+
+def _machine_memory():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 8 << 30
+
+
+def memory_budget():
+    """Bytes one vectorized Jacobian/Hessian chunk may use (default: 1/8 of RAM, max 4 GiB)."""
+    if _budget is not None:
+        return _budget
+    return max(64 << 20, min(4 << 30, _machine_memory() // 8))
+
+
+def set_memory_budget(nbytes):
+    """Set the memory budget for automatic chunking; None restores the default.
+
+    >>> import tapegrad as tf
+    >>> tf.config.set_memory_budget(256 << 20); tf.config.memory_budget()
+    268435456
+    >>> tf.config.set_memory_budget(None)
+    """
+    global _budget
+    if nbytes is not None and (not isinstance(nbytes, int) or nbytes <= 0):
+        raise ValueError(f"memory budget must be a positive number of bytes, got {nbytes!r}")
+    _budget = nbytes

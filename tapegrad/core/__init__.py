@@ -1,0 +1,1 @@
+"""Core values and the one dispatch point: Tensor, Variable, dtypes, ``bind``."""

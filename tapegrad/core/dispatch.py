@@ -1,0 +1,119 @@
+"""Primitives and the one dispatch point, ``bind``.
+
+Every operation in tapegrad ends in ``bind(prim, *tensors, **params)``. With nothing active it
+calls the primitive's NumPy implementation and wraps the result. Otherwise it lets the active
+interpreters act, in a fixed order:
+
+1. the batcher (``vmap``) of the highest level, if an input is batched at that level;
+2. the innermost graph builder (``tapegrad.function``), if an input is symbolic;
+3. NumPy;
+
+and then every recorder (tapes and forward accumulators) sees the finished operation. None of
+these interpreters contains a derivative formula: the rules live on the primitive.
+"""
+import numpy as np
+
+from tapegrad.core.state import STATE
+from tapegrad.core.tensor import Tensor, Variable
+from tapegrad.errors import InvalidArgumentError
+
+PRIMITIVES = {}
+
+
+class Primitive:
+    """One operation and all of its rules, side by side.
+
+    - ``impl(*arrays, **params)``: the NumPy implementation (through the array namespace).
+    - ``abstract(*avals, **params) -> (shape, dtype)``: the shape/dtype rule; ``avals`` have
+      ``.shape`` and ``.dtype``.
+    - ``vjp``: a tuple with one rule per input, ``rule(g, ans, *xs, **params)`` returning the
+      cotangent of that input (broadcasting is undone by the engine), or None for inputs that
+      get no gradient. Written with tapegrad ops, so it differentiates again.
+    - ``jvp``: a tuple with one rule per input, ``rule(x_dot, ans, *xs, **params)`` giving that
+      input's contribution to the output tangent; or one callable
+      ``rule(tangents, ans, *xs, **params)`` for the whole operation.
+    - ``batch(args, batched, **params)``: the batching rule; ``batched[i]`` tells whether
+      ``args[i]`` carries a leading batch axis; returns the batched output.
+    - ``emit``: the code-generation form, a format string over argument names and params.
+    - ``nondiff``: the output is never differentiable (comparisons, argmax, floor...).
+    """
+
+    __slots__ = ("name", "impl", "abstract", "vjp", "jvp", "batch", "emit", "nondiff",
+                 "nin", "doc")
+
+    def __init__(self, name, impl, *, nin, abstract=None, vjp=None, jvp=None, batch=None,
+                 emit=None, nondiff=False, doc=""):
+        if name in PRIMITIVES:
+            raise ValueError(f"primitive {name!r} is already registered")
+        self.name, self.impl, self.nin = name, impl, nin
+        self.abstract, self.vjp, self.jvp = abstract, vjp, jvp
+        self.batch, self.emit, self.nondiff, self.doc = batch, emit, nondiff, doc
+        if abstract is None:
+            self.abstract = self._abstract_by_evaluation
+        PRIMITIVES[name] = self
+
+    def _abstract_by_evaluation(self, *avals, **params):
+        """Fallback shape rule: run the implementation on zero-strided arrays (no memory)."""
+        dummies = [np.broadcast_to(np.zeros((), a.dtype), a.shape) for a in avals]
+        out = np.asarray(self.impl(*dummies, **params))
+        return tuple(out.shape), out.dtype
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+    def __call__(self, *args, **params):
+        return bind(self, *args, **params)
+
+    def bind_raw(self, *args, **params):
+        return bind(self, *args, **params)
+
+
+def bind(prim, *args, **params):
+    """Apply ``prim`` to tensors ``args``: the single dispatch point of tapegrad."""
+    if STATE.plain:
+        try:
+            return _wrap(prim.impl(*[a._value for a in args], **params))
+        except (ValueError, IndexError, np.linalg.LinAlgError) as e:
+            raise _op_error(prim, args, params, e) from None
+    return _bind_slow(prim, args, params)
+
+
+_wrap = Tensor._wrap
+
+
+def _bind_slow(prim, args, params):
+    st = STATE
+    if st.recorders or st.tracers:
+        # A variable read is an operation of its own, so later assignments do not change
+        # what a tape saw, and the gradient with respect to a variable sums over its reads.
+        args = tuple(a.read_value() if type(a) is Variable else a for a in args)
+    out = None
+    if st.batch_level:
+        level = 0
+        for a in args:
+            lv = getattr(a, "_level", 0)
+            if lv > level:
+                level = lv
+        if level:
+            from tapegrad.transforms.batching import apply_batch_rule
+            out = apply_batch_rule(prim, args, params, level)
+    if out is None:
+        if st.tracers and any(getattr(a, "_symbolic", False) for a in args):
+            out = st.tracers[-1].emit(prim, args, params)
+        else:
+            try:
+                out = _wrap(prim.impl(*[a._value for a in args], **params))
+            except (ValueError, IndexError, np.linalg.LinAlgError) as e:
+                raise _op_error(prim, args, params, e) from None
+    recs = st.recorders
+    if recs and not prim.nondiff:
+        for i, r in enumerate(recs):
+            r.record(prim, args, params, out, recs, i)
+    return out
+
+
+def _op_error(prim, args, params, err):
+    shapes = ", ".join(str(tuple(a.shape)) for a in args)
+    extra = f" with {params}" if params else ""
+    return InvalidArgumentError(
+        f"{prim.name}: cannot apply to inputs of shapes {shapes}{extra}: {err}")

@@ -1,0 +1,43 @@
+"""Dtypes are plain NumPy dtype objects, so ``tf.float32 == np.float32`` holds."""
+import numpy as np
+
+float16 = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int8 = np.dtype("int8")
+int16 = np.dtype("int16")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+uint8 = np.dtype("uint8")
+bool_ = np.dtype("bool")
+complex64 = np.dtype("complex64")
+complex128 = np.dtype("complex128")
+string = np.dtype("O")
+half, double = float16, float64
+
+_BY_NAME = {
+    "float16": float16, "float32": float32, "float64": float64, "half": float16,
+    "double": float64, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
+    "uint8": uint8, "bool": bool_, "complex64": complex64, "complex128": complex128,
+}
+
+
+def as_dtype(d):
+    """Normalise a dtype-like (``'float32'``, ``np.float32``, ``tf.float32``) to ``np.dtype``.
+
+    >>> as_dtype('float64')
+    dtype('float64')
+    """
+    if d is None:
+        return None
+    if isinstance(d, str) and d in _BY_NAME:
+        return _BY_NAME[d]
+    try:
+        return np.dtype(d)
+    except TypeError:
+        raise TypeError(f"Cannot convert {d!r} to a dtype") from None
+
+
+def is_floating(d):
+    """True for float and complex dtypes: the only ones a tape differentiates."""
+    return d.kind in "fc"

@@ -1,0 +1,40 @@
+"""Per-thread interpreter state.
+
+Everything the dispatcher needs to decide what to do with an operation lives here.
+``plain`` is a single flag that is True when no tape, accumulator, tracer or batcher is
+active: then ``bind`` takes its fast path, little more than the NumPy call.
+"""
+import threading
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.recorders = []      # active tapes and forward accumulators, outermost first
+        self.tracers = []        # active graph builders (tapegrad.function), innermost last
+        self.batch_level = 0     # depth of nested vmap transforms
+        self.plain = True
+
+    def refresh(self):
+        self.plain = not (self.recorders or self.tracers or self.batch_level)
+
+
+STATE = _State()
+
+
+class swap_recorders:
+    """Context manager that installs a recorder list and always restores the old one."""
+
+    __slots__ = ("new", "old")
+
+    def __init__(self, new):
+        self.new = new
+
+    def __enter__(self):
+        self.old = STATE.recorders
+        STATE.recorders = self.new
+        STATE.refresh()
+
+    def __exit__(self, *exc):
+        STATE.recorders = self.old
+        STATE.refresh()
+        return False

@@ -1,0 +1,318 @@
+"""Tensor, Variable and conversion.
+
+A ``Tensor`` is an immutable wrapper around a NumPy array. It knows nothing about
+differentiation: tapes and accumulators identify tensors by ``id`` and keep the objects they
+care about alive themselves. Operators are attached by ``tapegrad.ops.overloads`` so that this
+module has no dependency on the primitives.
+"""
+import itertools
+
+import numpy as np
+
+from tapegrad.core import dtypes as _dt
+from tapegrad.core.state import STATE
+
+
+class Tensor:
+    """An immutable n-dimensional array.
+
+    >>> import tapegrad as tf
+    >>> tf.constant([1.0, 2.0]) * 2
+    tapegrad.Tensor([2. 4.], shape=(2,), dtype=float32)
+    """
+
+    __slots__ = ("_value", "__weakref__")
+    __array_priority__ = 100  # ndarray <op> Tensor defers to Tensor's reflected operator
+
+    def __init__(self, value, dtype=None):
+        self._value = np.asarray(value, dtype=_dt.as_dtype(dtype))
+
+    @staticmethod
+    def _wrap(value):
+        t = _new(Tensor)
+        t._value = value
+        return t
+
+    # -- array facts -------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def device(self):
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
+
+    def numpy(self):
+        """The value as a NumPy array (a copy, so the tensor stays immutable)."""
+        return np.array(self._value)
+
+    def get_shape(self):
+        return self.shape
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor is undefined (it is a scalar).")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __array__(self, dtype=None, copy=None):
+        v = np.asarray(self._value)
+        return v if dtype is None else v.astype(dtype, copy=False)
+
+    def _scalar(self, kind):
+        if self.shape and int(np.prod(self.shape)) != 1:
+            raise ValueError(
+                f"The truth value or {kind}() of a tensor of shape {self.shape} is ambiguous; "
+                "only one-element tensors convert to Python scalars.")
+        return np.asarray(self._value).reshape(()).item()
+
+    def __bool__(self):
+        return bool(self._scalar("bool"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __index__(self):
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"Only integer tensors can be used as an index, got {self.dtype}.")
+        return int(self._scalar("int"))
+
+    def __repr__(self):
+        v = np.asarray(self._value)
+        body = np.array2string(v, separator=" ") if v.ndim else repr(v.item())
+        if v.ndim > 1:
+            body = "\n" + body
+        return f"tapegrad.Tensor({body}, shape={tuple(self.shape)}, dtype={self.dtype.name})"
+
+    __str__ = __repr__
+
+    def __hash__(self):  # identity hash: `==` is elementwise, as in TensorFlow 2
+        return id(self)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+_new = object.__new__
+_var_ids = itertools.count()
+
+
+class Variable(Tensor):
+    """A mutable tensor: the state of a model. Reads are recorded by active tapes.
+
+    >>> import tapegrad as tf
+    >>> v = tf.Variable(1.0)
+    >>> _ = v.assign_add(2.0)
+    >>> float(v)
+    3.0
+    """
+
+    __slots__ = ("trainable", "name", "_uid")
+
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None):
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if callable(initial_value):
+            initial_value = initial_value()
+        t = convert_to_tensor(initial_value, dtype=dtype)
+        if getattr(t, "_symbolic", False):
+            raise ValueError("A Variable's initial value must be concrete, not a traced tensor.")
+        self._value = t._value
+        self.trainable = bool(trainable)
+        self._uid = next(_var_ids)
+        self.name = (name or "Variable") + ":0"
+
+    def read_value(self):
+        """A snapshot tensor of the current value; active tapes record the read."""
+        st = STATE
+        if st.tracers:
+            val = st.tracers[-1].capture_variable(self)
+        else:
+            val = Tensor._wrap(self._value)
+        for r in st.recorders:
+            r.record_read(self, val)
+        return val
+
+    value = read_value
+
+    def _coerce(self, value, op):
+        if isinstance(value, Tensor) and getattr(value, "_symbolic", False):
+            tr = STATE.tracers[-1] if STATE.tracers else None
+            if tr is not None:
+                return tr.assign_variable(self, value, op)
+        v = np.asarray(value._value if isinstance(value, Tensor) else value)
+        if v.shape != self._value.shape:
+            raise ValueError(
+                f"Cannot {op} a value of shape {v.shape} to variable '{self.name}' "
+                f"of shape {self._value.shape}.")
+        if v.dtype != self._value.dtype:
+            if self._value.dtype.kind in "iub" and v.dtype.kind in "fc":
+                raise TypeError(
+                    f"Cannot {op} a {v.dtype} value to the {self._value.dtype} variable "
+                    f"'{self.name}'.")
+            v = v.astype(self._value.dtype)
+        return v
+
+    def assign(self, value, read_value=True):
+        """Replace the value (same shape); returns the variable."""
+        v = self._coerce(value, "assign")
+        if v is not None:
+            self._value = np.array(v)
+        return self
+
+    def assign_add(self, delta, read_value=True):
+        v = self._coerce(delta, "assign_add")
+        if v is not None:
+            self._value = self._value + v
+        return self
+
+    def assign_sub(self, delta, read_value=True):
+        v = self._coerce(delta, "assign_sub")
+        if v is not None:
+            self._value = self._value - v
+        return self
+
+    def ref(self):
+        return self
+
+    def __repr__(self):
+        v = np.asarray(self._value)
+        body = np.array2string(v, separator=" ") if v.ndim else repr(v.item())
+        return (f"<tapegrad.Variable '{self.name}' shape={tuple(self.shape)} "
+                f"dtype={self.dtype.name}, numpy={body}>")
+
+    __str__ = __repr__
+
+
+def _py_dtype(value):
+    """TensorFlow's default dtypes for Python data: floats are float32, ints int32."""
+    if isinstance(value, bool):
+        return _dt.bool_
+    if isinstance(value, int):
+        return _dt.int32 if -2**31 <= value < 2**31 else _dt.int64
+    if isinstance(value, float):
+        return _dt.float32
+    if isinstance(value, complex):
+        return _dt.complex64
+    return None
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """Convert a Python number, list, NumPy array or Tensor to a Tensor.
+
+    Python floats become float32 and Python ints int32, as in TensorFlow; NumPy arrays keep
+    their dtype. Lists may hold scalar tensors (e.g. a shape built from ``tf.shape``).
+
+    >>> import tapegrad as tf
+    >>> tf.convert_to_tensor([1.0, 2.0]).dtype
+    dtype('float32')
+    """
+    dtype = _dt.as_dtype(dtype)
+    if isinstance(value, Tensor):
+        if type(value) is Variable:
+            value = value.read_value() if not STATE.plain else value
+        if dtype is not None and value.dtype != dtype:
+            raise ValueError(
+                f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype "
+                f"{value.dtype.name}: {value!r}")
+        return value
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        from tapegrad.ops import array_ops
+        return array_ops.stack([convert_to_tensor(v, dtype=dtype) for v in value])
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        arr = np.asarray(value)
+    else:
+        if value is None:
+            raise ValueError("Attempt to convert a value (None) with an unsupported type "
+                             "(<class 'NoneType'>) to a Tensor.")
+        if isinstance(value, (str, bytes)):
+            raise TypeError(f"Cannot convert {value!r} to a numeric tensor.")
+        try:
+            arr = np.asarray(value)
+        except ValueError as e:
+            raise ValueError(f"Cannot convert {value!r} to a tensor: {e}") from None
+        if arr.dtype == object:
+            raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} "
+                            "to a tensor: elements must be numbers of one nesting depth.")
+        want = dtype or _dt.as_dtype(dtype_hint)
+        if want is None:
+            if arr.dtype.kind == "f":
+                want = _dt.float32
+            elif arr.dtype.kind in "iu":
+                want = _dt.int32 if arr.size == 0 or (
+                    arr.min() >= -2**31 and arr.max() < 2**31) else _dt.int64
+            elif arr.dtype.kind == "c":
+                want = _dt.complex64
+        if want is not None and arr.dtype != want:
+            arr = _safe_cast(arr, want, value)
+        return Tensor._wrap(arr)
+    if dtype is not None and arr.dtype != dtype:
+        arr = _safe_cast(arr, dtype, value)
+    return Tensor._wrap(arr)
+
+
+def _safe_cast(arr, dtype, orig):
+    if dtype.kind in "iub" and arr.dtype.kind in "fc":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise TypeError(f"Cannot convert {orig!r} to EagerTensor of dtype {dtype.name}: "
+                            "the value is not integral.")
+    if dtype.kind == "b" and arr.dtype.kind != "b":
+        raise TypeError(f"Cannot convert {orig!r} to EagerTensor of dtype bool.")
+    return arr.astype(dtype)
+
+
+def _holds_tensor(seq):
+    for v in seq:
+        if isinstance(v, Tensor):
+            return True
+        if isinstance(v, (list, tuple)) and _holds_tensor(v):
+            return True
+    return False
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """Create a constant tensor, optionally broadcast to ``shape``.
+
+    >>> import tapegrad as tf
+    >>> tf.constant(1.0, shape=(2,))
+    tapegrad.Tensor([1. 1.], shape=(2,), dtype=float32)
+    """
+    if isinstance(value, Tensor) and getattr(value, "_symbolic", False):
+        return value
+    t = convert_to_tensor(value, dtype=dtype)
+    arr = np.array(t._value)  # constants own their memory
+    if shape is not None:
+        shape = tuple(int(s) for s in shape)
+        if arr.size == 1:
+            arr = np.full(shape, arr.reshape(()), dtype=arr.dtype)
+        elif arr.size == int(np.prod(shape)):
+            arr = arr.reshape(shape)
+        else:
+            raise TypeError(f"Eager execution of tf.constant with unsupported shape. "
+                            f"Tried to convert {arr.shape} with {arr.size} elements to "
+                            f"shape {shape}.")
+    return Tensor._wrap(arr)
+
+
+def is_tensor(x):
+    """True for Tensors and Variables."""
+    return isinstance(x, Tensor)

@@ -1,0 +1,13 @@
+"""Error types, named as in ``tf.errors``. Each subclasses the matching Python error."""
+
+
+class InvalidArgumentError(ValueError):
+    """An operation got arguments it cannot work with (a shape mismatch, say)."""
+
+
+class OutOfRangeError(IndexError):
+    """An index is out of range."""
+
+
+class UnimplementedError(NotImplementedError):
+    """An operation is not implemented for these arguments."""

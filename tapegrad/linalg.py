@@ -1,0 +1,3 @@
+"""``tf.linalg``."""
+from tapegrad.ops.linalg_ops import *  # noqa: F401,F403
+from tapegrad.ops.linalg_ops import matmul  # noqa: F401

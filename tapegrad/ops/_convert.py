@@ -1,0 +1,108 @@
+"""Argument conversion shared by the op modules: the dtype rules of tapegrad.
+
+- Python floats and lists of floats are float32, Python ints int32 (TensorFlow's rule).
+- NumPy arrays keep their dtype.
+- A Python scalar mixed with a Tensor takes the Tensor's dtype.
+- Two tensors of different dtypes promote as NumPy does (float32 with float64 is float64).
+"""
+import numpy as np
+
+from tapegrad.core.dispatch import bind
+from tapegrad.core.tensor import Tensor, convert_to_tensor
+
+_wrap = Tensor._wrap
+
+
+def tensor(x, dtype=None):
+    """``x`` as a Tensor (Variables pass through: bind records their reads)."""
+    if isinstance(x, Tensor):
+        if dtype is not None and x.dtype != dtype:
+            return cast(x, dtype)
+        return x
+    return convert_to_tensor(x, dtype=dtype)
+
+
+def like(v, t):
+    """A Python value as a tensor of ``t``'s dtype, refusing lossy conversions."""
+    if isinstance(v, (bool, int, float)):
+        dt = t.dtype
+        if dt.kind in "iu" and isinstance(v, float) and not float(v).is_integer():
+            raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype {dt.name}")
+        if dt.kind == "b" and not isinstance(v, bool):
+            raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype bool")
+        return _wrap(np.asarray(v, dtype=dt))
+    if isinstance(v, (np.ndarray, np.generic)):
+        return _wrap(np.asarray(v))
+    if v is None:
+        raise ValueError("Attempt to convert a value (None) with an unsupported type "
+                         "(<class 'NoneType'>) to a Tensor.")
+    try:
+        return convert_to_tensor(v, dtype=t.dtype)
+    except (TypeError, ValueError):
+        return convert_to_tensor(v)
+
+
+def cast(x, dtype):
+    from tapegrad.primitives.shape import cast_p
+    return bind(cast_p, x, dtype=np.dtype(dtype).name)
+
+
+def binary(x, y):
+    """Two operands of one dtype."""
+    if isinstance(x, Tensor):
+        if not isinstance(y, Tensor):
+            y = like(y, x)
+    elif isinstance(y, Tensor):
+        x = like(x, y)
+    else:
+        x, y = convert_to_tensor(x), convert_to_tensor(y)
+    if x.dtype != y.dtype:
+        dt = np.result_type(x.dtype, y.dtype)
+        if x.dtype != dt:
+            x = cast(x, dt)
+        if y.dtype != dt:
+            y = cast(y, dt)
+    return x, y
+
+
+def axes(axis, ndim, op="reduction"):
+    """Normalise ``axis`` (None, int, list, tensor) to a sorted tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, Tensor):
+        axis = np.asarray(axis._value).tolist()
+    if isinstance(axis, (int, np.integer)):
+        axis = [axis]
+    out = set()
+    for a in axis:
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(
+                f"Invalid {op} dimension {a} for input with {ndim} dimensions.")
+        out.add(a % ndim if ndim else 0)
+    return tuple(sorted(out))
+
+
+def axis1(axis, ndim, op="axis"):
+    """One axis, normalised to a non-negative int."""
+    if isinstance(axis, Tensor):
+        axis = int(axis)
+    a = int(axis)
+    if not -ndim <= a < ndim:
+        raise ValueError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}.")
+    return a % ndim
+
+
+def static_shape(shape):
+    """A shape given as ints, a list holding scalar tensors, or a 1-D integer tensor."""
+    if isinstance(shape, Tensor):
+        return tuple(int(s) for s in np.asarray(shape._value).reshape(-1))
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    out = []
+    for s in shape:
+        if s is None:
+            out.append(-1)
+        else:
+            out.append(int(s))
+    return tuple(out)

@@ -1,0 +1,431 @@
+"""Shape manipulation, indexing and creation, with TensorFlow's names and signatures."""
+import builtins
+
+import numpy as np
+
+from tapegrad.core import dtypes as _dt
+from tapegrad.core.dispatch import bind
+from tapegrad.core.tensor import Tensor, convert_to_tensor
+from tapegrad.ops._convert import axis1, static_shape, tensor
+from tapegrad.ops._convert import cast as _cast
+from tapegrad.primitives import shape as S
+
+_wrap = Tensor._wrap
+
+
+def cast(x, dtype, name=None):
+    """Convert to ``dtype``; the gradient flows back between floating dtypes only.
+
+    >>> import tapegrad as tf
+    >>> tf.cast([1.7], tf.int32).numpy().tolist()
+    [1]
+    """
+    x = tensor(x)
+    dtype = _dt.as_dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    return _cast(x, dtype)
+
+
+def identity(input, name=None):
+    """The same values (recorded, so a tape sees a new tensor)."""
+    x = tensor(input)
+    return bind(S.reshape_p, x, shape=tuple(x.shape))
+
+
+def stop_gradient(input, name=None):
+    """The same values, with no gradient flowing through.
+
+    >>> import tapegrad as tf
+    >>> x = tf.Variable(2.0)
+    >>> with tf.GradientTape() as t:
+    ...     y = tf.stop_gradient(x) * x
+    >>> float(t.gradient(y, x))
+    2.0
+    """
+    return bind(S.stop_gradient_p, tensor(input))
+
+
+def reshape(tensor_, shape, name=None):
+    """Reshape; ``shape`` may hold one -1 and scalar tensors.
+
+    >>> import tapegrad as tf
+    >>> tf.reshape(tf.range(6), [2, -1]).shape
+    (2, 3)
+    """
+    x = tensor(tensor_)
+    shape = static_shape(shape)
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        n = int(np.prod(x.shape))
+        if shape.count(-1) > 1 or known == 0 or n % known:
+            raise ValueError(f"reshape: cannot reshape a tensor of shape {tuple(x.shape)} "
+                             f"to {shape}.")
+        shape = tuple(n // known if s == -1 else s for s in shape)
+    if int(np.prod(shape)) != int(np.prod(x.shape)):
+        raise ValueError(f"reshape: cannot reshape a tensor with {int(np.prod(x.shape))} "
+                         f"elements of shape {tuple(x.shape)} to shape {shape}.")
+    if shape == tuple(x.shape):
+        return x
+    return bind(S.reshape_p, x, shape=shape)
+
+
+def broadcast_to(input, shape, name=None):
+    """Broadcast to ``shape`` (NumPy rules)."""
+    x = tensor(input)
+    shape = static_shape(shape)
+    if shape == tuple(x.shape):
+        return x
+    try:
+        np.broadcast_shapes(x.shape, shape)
+    except ValueError:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(x.shape)} to "
+                         f"{shape}.") from None
+    return bind(S.broadcast_to_p, x, shape=shape)
+
+
+def transpose(a, perm=None, conjugate=False, name=None):
+    """Permute axes; by default reverse them."""
+    x = tensor(a)
+    if perm is None:
+        perm = tuple(range(x.ndim))[::-1]
+    perm = tuple(int(p) % builtins.max(x.ndim, 1) for p in static_shape(perm))
+    if sorted(perm) != list(range(x.ndim)):
+        raise ValueError(f"transpose: perm {perm} is not a permutation of the {x.ndim} axes "
+                         f"of a tensor of shape {tuple(x.shape)}.")
+    if perm == tuple(range(x.ndim)):
+        return x
+    return bind(S.transpose_p, x, perm=perm)
+
+
+def expand_dims(input, axis, name=None):
+    """Insert a size-1 axis at ``axis``."""
+    x = tensor(input)
+    a = int(axis)
+    if not -x.ndim - 1 <= a <= x.ndim:
+        raise ValueError(f"expand_dims: axis {a} is out of range for rank {x.ndim}.")
+    a = a % (x.ndim + 1)
+    shape = tuple(x.shape[:a]) + (1,) + tuple(x.shape[a:])
+    return bind(S.reshape_p, x, shape=shape)
+
+
+def squeeze(input, axis=None, name=None):
+    """Remove size-1 axes (all of them, or those in ``axis``)."""
+    x = tensor(input)
+    if axis is None:
+        shape = tuple(s for s in x.shape if s != 1)
+    else:
+        ax = [axis1(a, x.ndim, "squeeze") for a in ([axis] if np.ndim(axis) == 0 else axis)]
+        for a in ax:
+            if x.shape[a] != 1:
+                raise ValueError(f"squeeze: cannot squeeze axis {a} of size {x.shape[a]} "
+                                 f"(shape {tuple(x.shape)}).")
+        shape = tuple(s for i, s in enumerate(x.shape) if i not in ax)
+    if shape == tuple(x.shape):
+        return x
+    return bind(S.reshape_p, x, shape=shape)
+
+
+def concat(values, axis, name=None):
+    """Join tensors along an existing axis."""
+    from tapegrad.ops._convert import binary
+    xs = [tensor(v) for v in values]
+    if not xs:
+        raise ValueError("concat: needs at least one tensor.")
+    dt = np.result_type(*[x.dtype for x in xs])
+    xs = [cast(x, dt) for x in xs]
+    nd = xs[0].ndim
+    ax = axis1(axis, nd, "concat")
+    for x in xs:
+        if x.ndim != nd or any(s != t for i, (s, t) in enumerate(zip(x.shape, xs[0].shape))
+                               if i != ax):
+            raise ValueError("concat: shapes " + ", ".join(str(tuple(v.shape)) for v in xs)
+                             + f" do not match outside axis {ax}.")
+    del binary
+    if len(xs) == 1:
+        return xs[0]
+    return bind(S.concat_p, *xs, axis=ax)
+
+
+def stack(values, axis=0, name=None):
+    """Join tensors along a new axis.
+
+    >>> import tapegrad as tf
+    >>> tf.stack([1.0, 2.0]).shape
+    (2,)
+    """
+    xs = [tensor(v) for v in values]
+    if not xs:
+        raise ValueError("stack: needs at least one tensor.")
+    shape0 = tuple(xs[0].shape)
+    for x in xs:
+        if tuple(x.shape) != shape0:
+            raise ValueError("stack: shapes " + ", ".join(str(tuple(v.shape)) for v in xs)
+                             + " must all be equal.")
+    a = int(axis) % (xs[0].ndim + 1)
+    return concat([expand_dims(x, a) for x in xs], a) if len(xs) > 1 else expand_dims(xs[0], a)
+
+
+def unstack(value, num=None, axis=0, name=None):
+    """Split along ``axis`` into a list of tensors of one rank less."""
+    x = tensor(value)
+    a = axis1(axis, x.ndim, "unstack")
+    key = (slice(None),) * a
+    return [bind(S.getitem_p, x, index=S.Index(key + (i,))) for i in range(x.shape[a])]
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name=None):
+    """Split along ``axis`` into equal parts, or into parts of the given sizes."""
+    x = tensor(value)
+    a = axis1(axis, x.ndim, "split")
+    n = x.shape[a]
+    if np.ndim(num_or_size_splits) == 0:
+        k = int(num_or_size_splits)
+        if k <= 0 or n % k:
+            raise ValueError(f"split: dimension {a} of size {n} cannot be split into {k} "
+                             "equal parts.")
+        sizes = [n // k] * k
+    else:
+        sizes = [int(s) for s in num_or_size_splits]
+        if sizes.count(-1) == 1:
+            sizes[sizes.index(-1)] = n - (sum(sizes) + 1)
+        if sum(sizes) != n or builtins.min(sizes) < 0:
+            raise ValueError(f"split: sizes {sizes} do not add up to {n}, the size of axis {a}.")
+    out, start = [], 0
+    for s in sizes:
+        out.append(bind(S.getitem_p, x, index=S.Index((slice(None),) * a
+                                                      + (slice(start, start + s),))))
+        start += s
+    return out
+
+
+def tile(input, multiples, name=None):
+    """Repeat the tensor ``multiples[i]`` times along axis i (composed: reshape, broadcast)."""
+    x = tensor(input)
+    m = static_shape(multiples)
+    if len(m) != x.ndim:
+        raise ValueError(f"tile: multiples {m} must have one entry per axis of shape "
+                         f"{tuple(x.shape)}.")
+    inter = []
+    big = []
+    for s, k in zip(x.shape, m):
+        inter += [1, s]
+        big += [k, s]
+    y = broadcast_to(reshape(x, inter), big)
+    return reshape(y, [s * k for s, k in zip(x.shape, m)])
+
+
+def reverse(tensor_, axis, name=None):
+    """Reverse the order of elements along the given axes."""
+    x = tensor(tensor_)
+    ax = {axis1(a, x.ndim, "reverse") for a in static_shape(axis)}
+    key = tuple(slice(None, None, -1) if i in ax else slice(None) for i in range(x.ndim))
+    return bind(S.getitem_p, x, index=S.Index(key))
+
+
+def pad(tensor_, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """Pad with ``paddings[i] = [before, after]`` along axis i.
+
+    ``mode`` is 'CONSTANT', 'REFLECT' or 'SYMMETRIC' (the last two composed of slices).
+    """
+    x = tensor(tensor_)
+    p = np.asarray(paddings._value if isinstance(paddings, Tensor) else paddings)
+    if p.shape != (x.ndim, 2) or (p < 0).any():
+        raise ValueError(f"pad: paddings must be non-negative with shape ({x.ndim}, 2) for a "
+                         f"tensor of shape {tuple(x.shape)}, got {p.tolist()}.")
+    pads = tuple((int(a), int(b)) for a, b in p)
+    mode = mode.upper()
+    if mode == "CONSTANT":
+        return bind(S.pad_p, x, paddings=pads, constant_values=float(constant_values))
+    if mode not in ("REFLECT", "SYMMETRIC"):
+        raise ValueError(f"pad: unknown mode {mode!r}; use CONSTANT, REFLECT or SYMMETRIC.")
+    off = 1 if mode == "REFLECT" else 0
+    for a, (lo, hi) in enumerate(pads):
+        n = x.shape[a]
+        if lo + off > n or hi + off > n:
+            raise ValueError(f"pad: {mode} padding {lo, hi} too large for axis {a} of size {n}.")
+        parts = []
+        pre = (slice(None),) * a
+        if lo:
+            parts.append(x[pre + (slice(lo + off - 1, off - 1 if off else None, -1)
+                                  if off == 0 else slice(lo, 0, -1),)])
+        parts.append(x)
+        if hi:
+            parts.append(x[pre + (slice(n - 1 - off, n - 1 - off - hi, -1),)]
+                         if n - 1 - off - hi >= 0 else
+                         x[pre + (slice(n - 1 - off, None, -1),)])
+        x = concat(parts, a) if len(parts) > 1 else x
+    return x
+
+
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """Take slices of ``params`` along ``axis`` at ``indices``.
+
+    >>> import tapegrad as tf
+    >>> tf.gather([10.0, 20.0, 30.0], [2, 0]).numpy().tolist()
+    [30.0, 10.0]
+    """
+    x = tensor(params)
+    a = axis1(0 if axis is None else axis, x.ndim, "gather")
+    i = tensor(indices)
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"gather: indices must be integers, got {i.dtype.name}.")
+    if batch_dims:
+        raise NotImplementedError("gather: batch_dims other than 0 is not supported yet.")
+    if not getattr(i, "_symbolic", False):
+        iv = np.asarray(i._value)
+        n = x.shape[a]
+        if iv.size and (iv.min() < -n or iv.max() >= n):
+            raise IndexError(f"gather: indices {iv.tolist()} out of range [0, {n}) for axis "
+                             f"{a} of shape {tuple(x.shape)}.")
+    return bind(S.take_p, x, i, axis=a)
+
+
+def gather_nd(params, indices, batch_dims=0, name=None):
+    """Gather slices addressed by the last axis of ``indices`` (composed from gather)."""
+    x = tensor(params)
+    i = np.asarray(tensor(indices)._value)
+    k = i.shape[-1]
+    if k > x.ndim:
+        raise ValueError(f"gather_nd: index depth {k} exceeds rank {x.ndim}.")
+    dims = x.shape[:k]
+    for j in range(k):
+        if (i[..., j] < 0).any() or (i[..., j] >= dims[j]).any():
+            raise IndexError(f"gather_nd: indices {i.tolist()} out of range for shape "
+                             f"{tuple(x.shape)}.")
+    flat = np.ravel_multi_index(tuple(np.moveaxis(i, -1, 0)), dims) if k else np.zeros(
+        i.shape[:-1], np.int64)
+    xf = reshape(x, (int(np.prod(dims)),) + tuple(x.shape[k:]))
+    return bind(S.take_p, xf, _wrap(np.asarray(flat, np.int64)), axis=0)
+
+
+def _norm_index(key, x):
+    """Turn a Python index into a static ``Index``; tensors in it must be concrete."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    for k in key:
+        if isinstance(k, Tensor):
+            if getattr(k, "_symbolic", False):
+                raise TypeError("Indexing with a traced tensor: use tf.gather instead.")
+            k = np.asarray(k._value)
+            if k.ndim == 0 and k.dtype.kind in "iu":
+                k = int(k)
+        elif isinstance(k, list):
+            k = np.asarray(k)
+        elif isinstance(k, np.integer):
+            k = int(k)
+        elif isinstance(k, slice):
+            k = slice(*(int(v) if isinstance(v, (Tensor, np.integer)) else v
+                        for v in (k.start, k.stop, k.step)))
+        if isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
+            raise TypeError(f"Only integers, slices, ellipsis, tf.newaxis and integer or "
+                            f"boolean tensors are valid indices, got {k.dtype}.")
+        out.append(k)
+    return S.Index(tuple(out))
+
+
+def getitem(x, key):
+    """``x[key]``: ints, slices with steps, Ellipsis, None, integer and boolean arrays."""
+    x = tensor(x)
+    idx = _norm_index(key, x)
+    try:
+        np.empty(x.shape, dtype=bool)[idx.key] if not getattr(x, "_symbolic", False) else None
+    except IndexError as e:
+        raise IndexError(f"Index {key!r} is out of range for a tensor of shape "
+                         f"{tuple(x.shape)}: {e}") from None
+    return bind(S.getitem_p, x, index=idx)
+
+
+def size(input, out_type=np.int32, name=None):
+    """Number of elements, as a scalar tensor."""
+    return _wrap(np.asarray(int(np.prod(tensor(input).shape)), dtype=out_type))
+
+
+def shape(input, out_type=np.int32, name=None):
+    """The shape as a 1-D integer tensor."""
+    return _wrap(np.asarray(tuple(tensor(input).shape), dtype=out_type))
+
+
+def rank(input, name=None):
+    return _wrap(np.asarray(tensor(input).ndim, dtype=np.int32))
+
+
+# ---- creation (no gradient) -------------------------------------------------------------
+def _dtype(dtype, default=_dt.float32):
+    return _dt.as_dtype(dtype) or default
+
+
+def zeros(shape, dtype=_dt.float32, name=None):
+    """A tensor of zeros.
+
+    >>> import tapegrad as tf
+    >>> tf.zeros([2]).numpy().tolist()
+    [0.0, 0.0]
+    """
+    return _wrap(np.zeros(static_shape(shape), _dtype(dtype)))
+
+
+def ones(shape, dtype=_dt.float32, name=None):
+    """A tensor of ones."""
+    return _wrap(np.ones(static_shape(shape), _dtype(dtype)))
+
+
+def zeros_like(input, dtype=None, name=None):
+    """Zeros with the shape (and dtype) of ``input``."""
+    x = tensor(input)
+    return _wrap(np.zeros(x.shape, _dt.as_dtype(dtype) or x.dtype))
+
+
+def ones_like(input, dtype=None, name=None):
+    """Ones with the shape (and dtype) of ``input``."""
+    x = tensor(input)
+    return _wrap(np.ones(x.shape, _dt.as_dtype(dtype) or x.dtype))
+
+
+def fill(dims, value, name=None):
+    """A tensor of shape ``dims`` filled with ``value``."""
+    v = convert_to_tensor(value)
+    return _wrap(np.full(static_shape(dims), v._value, v.dtype))
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=None):
+    """Identity matrices (optionally batched)."""
+    m = np.eye(int(num_rows), None if num_columns is None else int(num_columns),
+               dtype=_dtype(dtype))
+    if batch_shape is not None:
+        m = np.broadcast_to(m, tuple(static_shape(batch_shape)) + m.shape).copy()
+    return _wrap(m)
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):
+    """Like Python's range, as a tensor; int32 for ints, float32 for floats."""
+    if limit is None:
+        start, limit = 0, start
+    vals = [float(v) if isinstance(v, Tensor) and v.dtype.kind == "f" else
+            (int(v) if isinstance(v, Tensor) else v) for v in (start, limit, delta)]
+    if vals[2] == 0:
+        raise ValueError("range: delta must not be zero.")
+    if dtype is None:
+        dtype = _dt.float32 if any(isinstance(v, float) for v in vals) else _dt.int32
+    return _wrap(np.arange(*vals).astype(_dt.as_dtype(dtype)))
+
+
+def linspace(start, stop, num, name=None, axis=0):
+    """``num`` evenly spaced values from start to stop inclusive."""
+    s = convert_to_tensor(start)
+    dt = s.dtype if s.dtype.kind == "f" else _dt.float32
+    return _wrap(np.linspace(float(start), float(stop), int(num)).astype(dt))
+
+
+def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1, dtype=_dt.float32, name=None):
+    """One-hot vectors of length ``depth``."""
+    i = np.asarray(tensor(indices)._value)
+    out = np.where(np.arange(int(depth)) == i[..., None], on_value, off_value).astype(
+        _dt.as_dtype(dtype))
+    if axis != -1:
+        out = np.moveaxis(out, -1, axis)
+    return _wrap(out)

@@ -1,0 +1,233 @@
+"""Elementwise math, comparisons and reductions with TensorFlow's names and signatures."""
+import numpy as np
+
+from tapegrad.core.dispatch import bind
+from tapegrad.ops._convert import axes, axis1, binary, cast, tensor
+from tapegrad.primitives import elementwise as E
+from tapegrad.primitives import reductions as R
+
+
+def _unary(prim, doc):
+    def op(x, name=None):
+        return bind(prim, tensor(x))
+    op.__name__ = prim.name
+    op.__doc__ = doc
+    return op
+
+
+def _binary_op(prim, doc):
+    def op(x, y, name=None):
+        x, y = binary(x, y)
+        return bind(prim, x, y)
+    op.__name__ = prim.name
+    op.__doc__ = doc
+    return op
+
+
+# ---- elementwise --------------------------------------------------------------------------
+add = _binary_op(E.add_p, "x + y, with broadcasting.\n\n>>> import tapegrad as tf\n"
+                 ">>> float(tf.add(1.0, 2.0))\n3.0")
+subtract = _binary_op(E.sub_p, "x - y, with broadcasting.")
+multiply = _binary_op(E.mul_p, "x * y, with broadcasting.")
+divide = _binary_op(E.div_p, "x / y (true division).")
+truediv = divide
+pow = _binary_op(E.pow_p, "x ** y.\n\n>>> import tapegrad as tf\n>>> float(tf.pow(2.0, 3.0))\n8.0")
+maximum = _binary_op(E.maximum_p, "Elementwise max; the gradient goes to x on ties (as TF).")
+minimum = _binary_op(E.minimum_p, "Elementwise min; the gradient goes to x on ties (as TF).")
+atan2 = _binary_op(E.atan2_p, "Elementwise arctan(y / x) with quadrant: atan2(y, x).")
+floormod = _binary_op(E.mod_p, "x mod y, with the sign of y (Python's %).")
+mod = floormod
+floordiv = _binary_op(E.floordiv_p, "Floor division x // y (no gradient).")
+equal = _binary_op(E.equal_p, "x == y elementwise (bool).")
+not_equal = _binary_op(E.not_equal_p, "x != y elementwise (bool).")
+less = _binary_op(E.less_p, "x < y elementwise (bool).")
+less_equal = _binary_op(E.less_equal_p, "x <= y elementwise (bool).")
+greater = _binary_op(E.greater_p, "x > y elementwise (bool).")
+greater_equal = _binary_op(E.greater_equal_p, "x >= y elementwise (bool).")
+logical_and = _binary_op(E.logical_and_p, "Elementwise and of bool tensors.")
+logical_or = _binary_op(E.logical_or_p, "Elementwise or of bool tensors.")
+logical_xor = _binary_op(E.logical_xor_p, "Elementwise xor of bool tensors.")
+
+negative = _unary(E.neg_p, "-x.")
+neg = negative
+exp = _unary(E.exp_p, "e ** x.\n\n>>> import tapegrad as tf\n>>> float(tf.exp(0.0))\n1.0")
+log = _unary(E.log_p, "Natural logarithm.")
+log1p = _unary(E.log1p_p, "log(1 + x), accurate for small x.")
+expm1 = _unary(E.expm1_p, "exp(x) - 1, accurate for small x.")
+sqrt = _unary(E.sqrt_p, "Square root.")
+rsqrt = _unary(E.rsqrt_p, "1 / sqrt(x).")
+square = _unary(E.square_p, "x * x.")
+reciprocal = _unary(E.reciprocal_p, "1 / x.")
+sin = _unary(E.sin_p, "Sine.")
+cos = _unary(E.cos_p, "Cosine.")
+tan = _unary(E.tan_p, "Tangent.")
+asin = _unary(E.asin_p, "Inverse sine.")
+acos = _unary(E.acos_p, "Inverse cosine.")
+atan = _unary(E.atan_p, "Inverse tangent.")
+sinh = _unary(E.sinh_p, "Hyperbolic sine.")
+cosh = _unary(E.cosh_p, "Hyperbolic cosine.")
+tanh = _unary(E.tanh_p, "Hyperbolic tangent.\n\n>>> import tapegrad as tf\n"
+              ">>> float(tf.tanh(0.0))\n0.0")
+sigmoid = _unary(E.sigmoid_p, "1 / (1 + exp(-x)), computed stably.")
+softplus = _unary(E.softplus_p, "log(1 + exp(x)), computed stably.")
+abs = _unary(E.abs_p, "|x|; its gradient at 0 is 0.")
+erf = _unary(E.erf_p, "The error function.")
+sign = _unary(E.sign_p, "-1, 0 or 1 (no gradient).")
+floor = _unary(E.floor_p, "Round down (no gradient).")
+ceil = _unary(E.ceil_p, "Round up (no gradient).")
+round = _unary(E.round_p, "Round half to even (no gradient).")
+logical_not = _unary(E.logical_not_p, "Elementwise not of a bool tensor.")
+is_nan = _unary(E.isnan_p, "True where x is NaN.")
+is_finite = _unary(E.isfinite_p, "True where x is finite.")
+
+
+def squared_difference(x, y, name=None):
+    """(x - y) ** 2."""
+    d = subtract(x, y)
+    return d * d
+
+
+def where(condition, x=None, y=None, name=None):
+    """Choose x where ``condition`` holds, else y; x and y broadcast against it.
+
+    >>> import tapegrad as tf
+    >>> tf.where([True, False], 1.0, 2.0).numpy().tolist()
+    [1.0, 2.0]
+    """
+    c = tensor(condition)
+    if x is None and y is None:
+        if c.dtype.kind != "b":
+            c = not_equal(c, 0)
+        return tensor(np.argwhere(np.asarray(c._value)).astype(np.int64))
+    if x is None or y is None:
+        raise ValueError("where: x and y must both be given, or neither.")
+    if c.dtype.kind != "b":
+        raise TypeError(f"where: condition must be a bool tensor, got {c.dtype.name}.")
+    x, y = binary(x, y)
+    return bind(E.where_p, c, x, y)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """Clamp to [min, max]; the gradient is zero outside the range."""
+    return minimum(maximum(t, clip_value_min), clip_value_max)
+
+
+# ---- reductions ---------------------------------------------------------------------------
+def _reduce(prim, x, axis, keepdims):
+    x = tensor(x)
+    return bind(prim, x, axis=axes(axis, x.ndim), keepdims=bool(keepdims))
+
+
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+    """Sum over ``axis`` (all axes by default).
+
+    >>> import tapegrad as tf
+    >>> float(tf.reduce_sum([[1.0, 2.0], [3.0, 4.0]]))
+    10.0
+    """
+    x = tensor(input_tensor)
+    if x.dtype.kind == "b":
+        x = cast(x, np.int32)
+    return bind(R.reduce_sum_p, x, axis=axes(axis, x.ndim), keepdims=bool(keepdims))
+
+
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+    """Maximum over ``axis``; ties share the gradient equally."""
+    return _reduce(R.reduce_max_p, input_tensor, axis, keepdims)
+
+
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+    """Minimum over ``axis``; ties share the gradient equally."""
+    return _reduce(R.reduce_min_p, input_tensor, axis, keepdims)
+
+
+def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+    """Product over ``axis``; the gradient is exact where elements are zero."""
+    return _reduce(R.reduce_prod_p, input_tensor, axis, keepdims)
+
+
+def _count(x, ax):
+    n = 1
+    for a in ax:
+        n *= x.shape[a]
+    return n
+
+
+def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+    """Mean over ``axis``.
+
+    >>> import tapegrad as tf
+    >>> float(tf.reduce_mean([1.0, 2.0, 3.0]))
+    2.0
+    """
+    x = tensor(input_tensor)
+    ax = axes(axis, x.ndim)
+    s = bind(R.reduce_sum_p, x, axis=ax, keepdims=bool(keepdims))
+    return s / _count(x, ax)
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """Population variance over ``axis``."""
+    x = tensor(input_tensor)
+    m = reduce_mean(x, axis=axis, keepdims=True)
+    return reduce_mean(squared_difference(x, m), axis=axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """Population standard deviation over ``axis``."""
+    return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """log(sum(exp(x))) computed stably (the max is shifted out and given no gradient)."""
+    from tapegrad.ops.array_ops import stop_gradient
+    x = tensor(input_tensor)
+    ax = axes(axis, x.ndim)
+    m = stop_gradient(bind(R.reduce_max_p, x, axis=ax, keepdims=True))
+    m = where(is_finite(m), m, m * 0)
+    out = log(reduce_sum(exp(x - m), axis=ax, keepdims=True)) + m
+    if not keepdims:
+        from tapegrad.ops.array_ops import squeeze
+        out = squeeze(out, axis=ax) if ax else out
+    return out
+
+
+def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+    x = tensor(input_tensor)
+    return tensor(np.any(np.asarray(x._value), axis=axes(axis, x.ndim), keepdims=keepdims))
+
+
+def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+    x = tensor(input_tensor)
+    return tensor(np.all(np.asarray(x._value), axis=axes(axis, x.ndim), keepdims=keepdims))
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running sum along ``axis``.
+
+    >>> import tapegrad as tf
+    >>> tf.math.cumsum([1.0, 2.0, 3.0]).numpy().tolist()
+    [1.0, 3.0, 6.0]
+    """
+    x = tensor(x)
+    return bind(R.cumsum_p, x, axis=axis1(axis, x.ndim, "cumsum"), exclusive=bool(exclusive),
+                reverse=bool(reverse))
+
+
+def argmax(input, axis=None, output_type=np.int64, name=None):
+    """Index of the largest value along ``axis`` (default 0), as in TensorFlow."""
+    x = tensor(input)
+    return bind(R.argmax_p, x, axis=axis1(0 if axis is None else axis, x.ndim, "argmax"),
+                output_type=np.dtype(output_type).name)
+
+
+def argmin(input, axis=None, output_type=np.int64, name=None):
+    """Index of the smallest value along ``axis`` (default 0)."""
+    x = tensor(input)
+    return bind(R.argmin_p, x, axis=axis1(0 if axis is None else axis, x.ndim, "argmin"),
+                output_type=np.dtype(output_type).name)
+
+
+def count_nonzero(input, axis=None, keepdims=False, dtype=np.int64, name=None):
+    x = tensor(input)
+    return cast(reduce_sum(cast(not_equal(x, 0), np.int64), axis, keepdims), dtype)

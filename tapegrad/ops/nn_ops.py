@@ -1,0 +1,122 @@
+"""Neural-network functions, composed from primitives so that every order differentiates."""
+import math
+
+from tapegrad.core.dispatch import bind
+from tapegrad.ops import math_ops as M
+from tapegrad.ops._convert import axis1, tensor
+from tapegrad.ops.array_ops import stop_gradient
+from tapegrad.primitives import elementwise as E
+
+
+def relu(features, name=None):
+    """max(x, 0); the gradient at 0 is 0.
+
+    >>> import tapegrad as tf
+    >>> tf.nn.relu([-1.0, 2.0]).numpy().tolist()
+    [0.0, 2.0]
+    """
+    return bind(E.relu_p, tensor(features))
+
+
+def relu6(features, name=None):
+    """min(max(x, 0), 6)."""
+    return M.minimum(relu(features), 6.0)
+
+
+def elu(features, name=None):
+    """x for x > 0, else exp(x) - 1."""
+    x = tensor(features)
+    return M.where(x > 0, x, M.expm1(M.minimum(x, 0.0)))
+
+
+def selu(features, name=None):
+    """Scaled ELU with the self-normalising constants."""
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    x = tensor(features)
+    return scale * M.where(x > 0, x, alpha * M.expm1(M.minimum(x, 0.0)))
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """x for x > 0, else alpha * x."""
+    x = tensor(features)
+    return M.where(x > 0, x, x * alpha)
+
+
+def softplus(features, name=None):
+    """log(1 + exp(x))."""
+    return M.softplus(features)
+
+
+def sigmoid(x, name=None):
+    """1 / (1 + exp(-x))."""
+    return M.sigmoid(x)
+
+
+def swish(features, beta=1.0):
+    """x * sigmoid(beta * x), also called SiLU."""
+    x = tensor(features)
+    return x * M.sigmoid(x * beta) if beta != 1.0 else x * M.sigmoid(x)
+
+
+silu = swish
+
+
+def gelu(features, approximate=False, name=None):
+    """Gaussian error linear unit; exact (erf) by default, tanh form if ``approximate``."""
+    x = tensor(features)
+    if approximate:
+        c = math.sqrt(2 / math.pi)
+        return 0.5 * x * (1 + M.tanh(c * (x + 0.044715 * x * x * x)))
+    return 0.5 * x * (1 + M.erf(x * (1 / math.sqrt(2))))
+
+
+def softmax(logits, axis=None, name=None):
+    """exp(x) / sum(exp(x)) along ``axis`` (default last), computed stably."""
+    x = tensor(logits)
+    a = axis1(-1 if axis is None else axis, x.ndim, "softmax")
+    e = M.exp(x - stop_gradient(M.reduce_max(x, axis=a, keepdims=True)))
+    return e / M.reduce_sum(e, axis=a, keepdims=True)
+
+
+def log_softmax(logits, axis=None, name=None):
+    """x - logsumexp(x) along ``axis`` (default last)."""
+    x = tensor(logits)
+    a = axis1(-1 if axis is None else axis, x.ndim, "log_softmax")
+    return x - M.reduce_logsumexp(x, axis=a, keepdims=True)
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Elementwise logistic loss, the stable form max(x, 0) - x*z + log(1 + exp(-|x|))."""
+    if labels is None or logits is None:
+        raise ValueError("sigmoid_cross_entropy_with_logits needs both labels and logits.")
+    x = tensor(logits)
+    z = tensor(labels, x.dtype)
+    if tuple(z.shape) != tuple(x.shape):
+        raise ValueError(f"logits and labels must have the same shape "
+                         f"({tuple(x.shape)} vs {tuple(z.shape)})")
+    return relu(x) - x * z + M.log1p(M.exp(-M.abs(x)))
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """-sum(labels * log_softmax(logits)) along ``axis``."""
+    x = tensor(logits)
+    z = tensor(labels, x.dtype)
+    if tuple(z.shape) != tuple(x.shape):
+        raise ValueError(f"logits and labels must have the same shape "
+                         f"({tuple(x.shape)} vs {tuple(z.shape)})")
+    return -M.reduce_sum(z * log_softmax(x, axis=axis), axis=axis)
+
+
+def l2_loss(t, name=None):
+    """sum(t ** 2) / 2."""
+    x = tensor(t)
+    return M.reduce_sum(x * x) / 2
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """Mean and variance over ``axes``."""
+    m = M.reduce_mean(x, axis=axes, keepdims=True)
+    v = M.reduce_mean(M.squared_difference(x, m), axis=axes, keepdims=keepdims)
+    if not keepdims:
+        m = M.reduce_mean(x, axis=axes, keepdims=False)
+    return m, v

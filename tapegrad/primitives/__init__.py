@@ -1,0 +1,3 @@
+"""The closed set of primitives. Importing this package registers all of them."""
+from tapegrad.primitives import elementwise, reductions, shape, linalg  # noqa: F401
+from tapegrad.core.dispatch import PRIMITIVES  # noqa: F401

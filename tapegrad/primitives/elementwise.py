@@ -1,0 +1,150 @@
+"""Elementwise primitives. Each block: implementation, then the derivative, once.
+
+The rule ``lambda g, ans, x: ...`` is the VJP; because an elementwise Jacobian is diagonal
+the same rule is the JVP (with the tangent in place of ``g``). Broadcasting of binary
+operations is undone by the engine, not here.
+"""
+import math
+
+import numpy as np
+
+import tapegrad.ops as T
+from tapegrad.primitives.registry import binary, nondiff, unary, xp
+from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.registry import elementwise_abstract, elementwise_batch
+
+try:  # SciPy's erf is exact and fast; without SciPy fall back to math.erf per element
+    from scipy.special import erf as _erf
+except ImportError:  # pragma: no cover - depends on the environment
+    _erf_scalar = np.frompyfunc(math.erf, 1, 1)
+
+    def _erf(x):
+        x = np.asarray(x)
+        return _erf_scalar(x).astype(x.dtype)
+
+
+def _rsqrt(x):
+    return 1 / xp.sqrt(x)
+
+
+def _sigmoid(x):
+    # Stable for large |x|: exp of a non-positive number only.
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(x), copy=False)
+
+
+def _softplus(x):
+    return xp.logaddexp(xp.zeros((), np.result_type(x)), x)
+
+
+def _relu(x):
+    return xp.maximum(x, xp.zeros((), np.result_type(x)))
+
+
+def _mask(cond, like):
+    return T.cast(cond, like.dtype)
+
+
+# fmt: off
+# ---- linear ----------------------------------------------------------------------------
+neg_p   = unary("neg", xp.negative, lambda g, ans, x: -g)
+add_p   = binary("add", xp.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
+sub_p   = binary("sub", xp.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
+
+# ---- products and quotients -----------------------------------------------------------
+mul_p   = binary("mul", xp.multiply, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
+div_p   = binary("div", xp.true_divide,
+                 lambda g, ans, x, y: g / y,
+                 lambda g, ans, x, y: -g * ans / y)
+pow_p   = binary("pow", xp.power,
+                 lambda g, ans, x, y: g * y * T.pow(x, y - 1),
+                 # d/dy x**y = x**y log x, defined as 0 where x <= 0 (TensorFlow does too)
+                 lambda g, ans, x, y: g * ans * T.where(x > 0, T.log(T.where(x > 0, x, 1)), 0))
+atan2_p = binary("atan2", xp.arctan2,
+                 lambda g, ans, y, x: g * x / (x * x + y * y),
+                 lambda g, ans, y, x: -g * y / (x * x + y * y))
+# TensorFlow sends the whole gradient to x when x == y.
+maximum_p = binary("maximum", xp.maximum,
+                   lambda g, ans, x, y: g * _mask(x >= y, g),
+                   lambda g, ans, x, y: g * _mask(x < y, g))
+minimum_p = binary("minimum", xp.minimum,
+                   lambda g, ans, x, y: g * _mask(x <= y, g),
+                   lambda g, ans, x, y: g * _mask(x > y, g))
+mod_p   = binary("mod", xp.mod,
+                 lambda g, ans, x, y: g,
+                 lambda g, ans, x, y: -g * T.floor(x / y))
+
+# ---- exponentials and logarithms --------------------------------------------------------
+exp_p   = unary("exp", xp.exp, lambda g, ans, x: g * ans)
+log_p   = unary("log", xp.log, lambda g, ans, x: g / x)
+log1p_p = unary("log1p", xp.log1p, lambda g, ans, x: g / (1 + x))
+expm1_p = unary("expm1", xp.expm1, lambda g, ans, x: g * (ans + 1))
+sqrt_p  = unary("sqrt", xp.sqrt, lambda g, ans, x: g / (2 * ans))
+rsqrt_p = unary("rsqrt", _rsqrt, lambda g, ans, x: -0.5 * g * ans / x, emit="1 / np.sqrt({0})")
+square_p = unary("square", xp.square, lambda g, ans, x: g * 2 * x)
+reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: -g * ans * ans)
+
+# ---- trigonometric and hyperbolic ------------------------------------------------------
+sin_p   = unary("sin", xp.sin, lambda g, ans, x: g * T.cos(x))
+cos_p   = unary("cos", xp.cos, lambda g, ans, x: -g * T.sin(x))
+tan_p   = unary("tan", xp.tan, lambda g, ans, x: g * (1 + ans * ans))
+asin_p  = unary("asin", xp.arcsin, lambda g, ans, x: g * T.rsqrt(1 - x * x))
+acos_p  = unary("acos", xp.arccos, lambda g, ans, x: -g * T.rsqrt(1 - x * x))
+atan_p  = unary("atan", xp.arctan, lambda g, ans, x: g / (1 + x * x))
+sinh_p  = unary("sinh", xp.sinh, lambda g, ans, x: g * T.cosh(x))
+cosh_p  = unary("cosh", xp.cosh, lambda g, ans, x: g * T.sinh(x))
+tanh_p  = unary("tanh", xp.tanh, lambda g, ans, x: g * (1 - ans * ans))
+
+# ---- activations --------------------------------------------------------------------------
+sigmoid_p  = unary("sigmoid", _sigmoid, lambda g, ans, x: g * ans * (1 - ans),
+                   emit="_sigmoid({0})")
+softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * T.sigmoid(x),
+                   emit="_softplus({0})")
+relu_p     = unary("relu", _relu, lambda g, ans, x: g * _mask(x > 0, g),
+                   emit="np.maximum({0}, 0)")
+abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * T.sign(x))
+erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * T.exp(-x * x),
+                   emit="_erf({0})")
+
+# ---- select: the condition gets no gradient -----------------------------------------------
+where_p = Primitive(
+    "where", xp.where, nin=3, emit="np.where({0}, {1}, {2})",
+    vjp=(None,
+         lambda g, ans, c, x, y: T.where(c, g, T.zeros_like(g)),
+         lambda g, ans, c, x, y: T.where(c, T.zeros_like(g), g)),
+    jvp=(None,
+         lambda t, ans, c, x, y: T.where(c, t, T.zeros_like(t)),
+         lambda t, ans, c, x, y: T.where(c, T.zeros_like(t), t)))
+where_p.abstract = lambda c, x, y: elementwise_abstract(c, x, y)[:1] + (
+    np.result_type(x.dtype, y.dtype),)
+where_p.batch = elementwise_batch(where_p)
+
+# ---- no gradient --------------------------------------------------------------------------
+sign_p     = nondiff("sign", xp.sign, 1, emit="np.sign({0})", batch="elementwise")
+floor_p    = nondiff("floor", xp.floor, 1, emit="np.floor({0})", batch="elementwise")
+ceil_p     = nondiff("ceil", xp.ceil, 1, emit="np.ceil({0})", batch="elementwise")
+round_p    = nondiff("round", xp.rint, 1, emit="np.rint({0})", batch="elementwise")
+floordiv_p = nondiff("floordiv", xp.floor_divide, 2, emit="np.floor_divide({0}, {1})",
+                     batch="elementwise")
+equal_p         = nondiff("equal", xp.equal, 2, emit="np.equal({0}, {1})", batch="elementwise")
+not_equal_p     = nondiff("not_equal", xp.not_equal, 2, emit="np.not_equal({0}, {1})",
+                          batch="elementwise")
+less_p          = nondiff("less", xp.less, 2, emit="np.less({0}, {1})", batch="elementwise")
+less_equal_p    = nondiff("less_equal", xp.less_equal, 2, emit="np.less_equal({0}, {1})",
+                          batch="elementwise")
+greater_p       = nondiff("greater", xp.greater, 2, emit="np.greater({0}, {1})",
+                          batch="elementwise")
+greater_equal_p = nondiff("greater_equal", xp.greater_equal, 2,
+                          emit="np.greater_equal({0}, {1})", batch="elementwise")
+logical_and_p   = nondiff("logical_and", xp.logical_and, 2, emit="np.logical_and({0}, {1})",
+                          batch="elementwise")
+logical_or_p    = nondiff("logical_or", xp.logical_or, 2, emit="np.logical_or({0}, {1})",
+                          batch="elementwise")
+logical_xor_p   = nondiff("logical_xor", xp.logical_xor, 2, emit="np.logical_xor({0}, {1})",
+                          batch="elementwise")
+logical_not_p   = nondiff("logical_not", xp.logical_not, 1, emit="np.logical_not({0})",
+                          batch="elementwise")
+isnan_p         = nondiff("isnan", xp.isnan, 1, emit="np.isnan({0})", batch="elementwise")
+isfinite_p      = nondiff("isfinite", xp.isfinite, 1, emit="np.isfinite({0})",
+                          batch="elementwise")
+# fmt: on

@@ -1,0 +1,250 @@
+"""Structural primitives: they move, select or copy elements and never change a value.
+
+All of them are linear, so their JVP is the primitive itself applied to the tangent, and
+their VJP is the transposed structural operation.
+"""
+import numpy as np
+
+import tapegrad.ops as T
+from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.registry import unbroadcast, xp
+
+
+def _linear_jvp(prim):
+    """JVP of a linear primitive: apply it to the tangent."""
+    return (lambda t, ans, *xs, **params: prim.bind_raw(t, *xs[1:], **params),)
+
+
+def _shape_abstract(fn):
+    return lambda x, **p: (tuple(fn(x.shape, **p)), x.dtype)
+
+
+# ---- reshape ----------------------------------------------------------------------------
+reshape_p = Primitive("reshape", lambda x, shape: xp.reshape(x, shape), nin=1,
+                      vjp=(lambda g, ans, x, *, shape: T.reshape(g, x.shape),),
+                      emit="np.reshape({0}, {shape})")
+reshape_p.jvp = _linear_jvp(reshape_p)
+reshape_p.abstract = _shape_abstract(lambda s, shape: shape)
+reshape_p.batch = lambda args, batched, *, shape: reshape_p.bind_raw(
+    args[0], shape=(args[0].shape[0],) + tuple(shape))
+
+# ---- broadcast_to: its VJP is the one un-broadcast -------------------------------------
+broadcast_to_p = Primitive(
+    "broadcast_to", lambda x, shape: xp.broadcast_to(x, shape), nin=1,
+    vjp=(lambda g, ans, x, *, shape: unbroadcast(g, x.shape),),
+    emit="np.broadcast_to({0}, {shape})")
+broadcast_to_p.jvp = _linear_jvp(broadcast_to_p)
+broadcast_to_p.abstract = _shape_abstract(lambda s, shape: np.broadcast_shapes(s, shape))
+
+
+def _broadcast_batch(args, batched, *, shape):
+    x = args[0]
+    r = x.ndim - 1
+    if r < len(shape):
+        x = T.reshape(x, (x.shape[0],) + (1,) * (len(shape) - r) + tuple(x.shape[1:]))
+    return broadcast_to_p.bind_raw(x, shape=(x.shape[0],) + tuple(shape))
+
+
+broadcast_to_p.batch = _broadcast_batch
+
+# ---- transpose ---------------------------------------------------------------------------
+transpose_p = Primitive(
+    "transpose", lambda x, perm: xp.transpose(x, perm), nin=1,
+    vjp=(lambda g, ans, x, *, perm: T.transpose(g, tuple(int(i) for i in np.argsort(perm))),),
+    emit="np.transpose({0}, {perm})")
+transpose_p.jvp = _linear_jvp(transpose_p)
+transpose_p.abstract = _shape_abstract(lambda s, perm: [s[i] for i in perm])
+transpose_p.batch = lambda args, batched, *, perm: transpose_p.bind_raw(
+    args[0], perm=(0,) + tuple(p + 1 for p in perm))
+
+# ---- cast --------------------------------------------------------------------------------
+cast_p = Primitive(
+    "cast", lambda x, dtype: x.astype(dtype, copy=False) if hasattr(x, "astype")
+    else np.asarray(x, dtype), nin=1,
+    vjp=(lambda g, ans, x, *, dtype: T.cast(g, x.dtype) if x.dtype.kind in "fc" else None,),
+    jvp=(lambda t, ans, x, *, dtype: T.cast(t, dtype) if np.dtype(dtype).kind in "fc" else None,),
+    emit="np.asarray({0}).astype('{dtype}')")
+cast_p.abstract = lambda x, *, dtype: (x.shape, np.dtype(dtype))
+cast_p.batch = lambda args, batched, *, dtype: cast_p.bind_raw(args[0], dtype=dtype)
+
+
+# ---- getitem (static index) and its transpose, index_add ------------------------------------
+class Index:
+    """A static NumPy index (ints, slices, None, Ellipsis, integer or boolean arrays).
+
+    Wrapped so that it compares and hashes by value, which the graph passes need.
+    """
+
+    __slots__ = ("key", "_h")
+
+    def __init__(self, key):
+        self.key = key if isinstance(key, tuple) else (key,)
+        self._h = hash(repr(self))
+
+    def __hash__(self):
+        return self._h
+
+    def __eq__(self, other):
+        return isinstance(other, Index) and repr(self) == repr(other)
+
+    def __repr__(self):
+        parts = []
+        for k in self.key:
+            if isinstance(k, np.ndarray):
+                parts.append(f"np.array({k.tolist()!r}, dtype='{k.dtype}')")
+            elif isinstance(k, slice):
+                parts.append(f"slice({k.start}, {k.stop}, {k.step})")
+            elif k is Ellipsis:
+                parts.append("Ellipsis")
+            else:
+                parts.append(repr(k))
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+    def shifted(self):
+        """The same index applied behind a leading batch axis."""
+        return Index((slice(None),) + self.key)
+
+    def is_basic(self):
+        return not any(isinstance(k, np.ndarray) for k in self.key)
+
+
+def _index_add(g, index, shape):
+    out = xp.zeros(shape, dtype=g.dtype)
+    if index.is_basic():
+        out[index.key] += g   # basic indices never repeat an element
+    else:
+        xp.add.at(out, index.key, g)
+    return out
+
+
+getitem_p = Primitive(
+    "getitem", lambda x, index: x[index.key], nin=1,
+    vjp=(lambda g, ans, x, *, index: index_add_p.bind_raw(g, index=index, shape=tuple(x.shape)),),
+    emit="{0}[{index}]")
+getitem_p.jvp = _linear_jvp(getitem_p)
+
+index_add_p = Primitive(
+    "index_add", _index_add, nin=1,
+    vjp=(lambda g, ans, x, *, index, shape: getitem_p.bind_raw(g, index=index),),
+    emit="_index_add({0}, {index}, {shape})")
+index_add_p.jvp = _linear_jvp(index_add_p)
+index_add_p.abstract = lambda x, *, index, shape: (tuple(shape), x.dtype)
+
+
+def _getitem_batch(args, batched, *, index):
+    x = args[0]
+    if Ellipsis in [k for k in index.key if not isinstance(k, np.ndarray)] or index.is_basic():
+        return getitem_p.bind_raw(x, index=index.shifted())
+    # advanced indexing: NumPy moves advanced-index axes to the front when they are not
+    # adjacent, so keep the batch axis first by transposing it back afterwards
+    out = getitem_p.bind_raw(x, index=index.shifted())
+    return out
+
+
+getitem_p.batch = _getitem_batch
+index_add_p.batch = lambda args, batched, *, index, shape: index_add_p.bind_raw(
+    args[0], index=index.shifted(), shape=(args[0].shape[0],) + tuple(shape))
+
+
+# ---- take: gather along an axis with a (possibly traced) integer tensor --------------------
+def _take_add(g, indices, axis, size):
+    shape = list(g.shape[:axis]) + [size] + list(g.shape[axis + np.ndim(indices):])
+    out = xp.zeros(shape, dtype=g.dtype)
+    idx = (slice(None),) * axis + (indices,)
+    xp.add.at(out, idx, g)
+    return out
+
+
+take_p = Primitive(
+    "take", lambda x, i, axis: xp.take(x, i, axis=axis), nin=2,
+    vjp=(lambda g, ans, x, i, *, axis: take_add_p.bind_raw(g, i, axis=axis, size=x.shape[axis]),
+         None),
+    emit="np.take({0}, {1}, axis={axis})")
+take_p.jvp = (lambda t, ans, x, i, *, axis: take_p.bind_raw(t, i, axis=axis), None)
+
+take_add_p = Primitive(
+    "take_add", _take_add, nin=2,
+    vjp=(lambda g, ans, x, i, *, axis, size: take_p.bind_raw(g, i, axis=axis), None),
+    emit="_take_add({0}, {1}, {axis}, {size})")
+take_add_p.jvp = (lambda t, ans, x, i, *, axis, size:
+                  take_add_p.bind_raw(t, i, axis=axis, size=size), None)
+
+
+def _take_batch(args, batched, *, axis):
+    x, i = args
+    bx, bi = batched
+    if bx and not bi:
+        return take_p.bind_raw(x, i, axis=axis + 1)
+    return None  # batched indices: the engine falls back to a loop
+
+
+def _take_add_batch(args, batched, *, axis, size):
+    g, i = args
+    if batched[0] and not batched[1]:
+        return take_add_p.bind_raw(g, i, axis=axis + 1, size=size)
+    return None
+
+
+take_p.batch = _take_batch
+take_add_p.batch = _take_add_batch
+
+
+# ---- concat: variadic, so its rules take every input at once ------------------------------
+def _concat_vjp(g, ans, *xs, axis):
+    cts, start = [], 0
+    for x in xs:
+        n = x.shape[axis]
+        key = (slice(None),) * axis + (slice(start, start + n),)
+        cts.append(getitem_p.bind_raw(g, index=Index(key)))
+        start += n
+    return tuple(cts)
+
+
+def _concat_jvp(tangents, ans, *xs, axis):
+    ts = [t if t is not None else T.zeros_like(x) for t, x in zip(tangents, xs)]
+    return concat_p.bind_raw(*ts, axis=axis)
+
+
+concat_p = Primitive("concat", lambda *xs, axis: xp.concatenate(xs, axis=axis), nin=None,
+                     vjp=_concat_vjp, jvp=_concat_jvp, emit="np.concatenate([{args}], axis={axis})")
+
+
+def _concat_batch(args, batched, *, axis):
+    b = next(a.shape[0] for a, f in zip(args, batched) if f)
+    xs = [a if f else T.broadcast_to(a, (b,) + tuple(a.shape)) for a, f in zip(args, batched)]
+    return concat_p.bind_raw(*xs, axis=axis + 1)
+
+
+concat_p.batch = _concat_batch
+
+
+# ---- pad (constant mode) ---------------------------------------------------------------------
+def _pad(x, paddings, constant_values):
+    return xp.pad(x, paddings, mode="constant", constant_values=constant_values)
+
+
+def _pad_vjp(g, ans, x, *, paddings, constant_values):
+    key = tuple(slice(lo, lo + n) for (lo, hi), n in zip(paddings, x.shape))
+    return getitem_p.bind_raw(g, index=Index(key))
+
+
+pad_p = Primitive("pad", _pad, nin=1, vjp=(_pad_vjp,),
+                  jvp=(lambda t, ans, x, *, paddings, constant_values:
+                       pad_p.bind_raw(t, paddings=paddings, constant_values=0),),
+                  emit="np.pad({0}, {paddings}, constant_values={constant_values})")
+pad_p.batch = lambda args, batched, *, paddings, constant_values: pad_p.bind_raw(
+    args[0], paddings=((0, 0),) + tuple(paddings), constant_values=constant_values)
+
+
+# ---- diagonal of the last two axes ----------------------------------------------------------
+diag_part_p = Primitive(
+    "diag_part", lambda x: xp.diagonal(x, axis1=-2, axis2=-1), nin=1,
+    vjp=(lambda g, ans, x: T.linalg.diag(g, k=0, num_rows=x.shape[-2], num_cols=x.shape[-1]),),
+    emit="np.diagonal({0}, axis1=-2, axis2=-1)")
+diag_part_p.jvp = _linear_jvp(diag_part_p)
+diag_part_p.batch = lambda args, batched: diag_part_p.bind_raw(args[0])
+
+
+# ---- stop_gradient: the identity that no tape looks through ---------------------------------
+stop_gradient_p = Primitive("stop_gradient", lambda x: x, nin=1, nondiff=True, emit="{0}")
+stop_gradient_p.batch = lambda args, batched: stop_gradient_p.bind_raw(args[0])

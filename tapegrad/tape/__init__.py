@@ -1,0 +1,1 @@
+"""Recorders: ``GradientTape`` (reverse mode) and ``ForwardAccumulator`` (forward mode)."""

@@ -1,0 +1,90 @@
+"""``ForwardAccumulator``: forward-mode JVPs computed as each operation runs."""
+import numpy as np
+
+import tapegrad.ops as T
+from tapegrad.core.state import STATE, swap_recorders
+from tapegrad.core.tensor import Tensor
+from tapegrad.tape.gradient_tape import UnconnectedGradients, _unconnected
+from tapegrad.tape.rules import jvp_of
+from tapegrad.util import nest
+
+
+class ForwardAccumulator:
+    """Compute Jacobian-vector products with forward mode.
+
+    >>> import tapegrad as tf
+    >>> x = tf.constant(3.0)
+    >>> with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
+    ...     y = x * x
+    >>> float(acc.jvp(y))
+    6.0
+    """
+
+    def __init__(self, primals, tangents):
+        fp, ft = nest.flatten(primals), nest.flatten(tangents)
+        if len(fp) != len(ft):
+            raise ValueError(f"ForwardAccumulator: {len(fp)} primals but {len(ft)} tangents; "
+                             "they must have the same structure.")
+        self._tangents = {}
+        for p, t in zip(fp, ft):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"ForwardAccumulator: primals must be tensors or variables, "
+                                f"got {type(p).__name__}.")
+            if id(p) in self._tangents:
+                raise ValueError(f"Tensor {p} was specified as a primal multiple times. This "
+                                 "may indicate an error. If it was intended, please sum the "
+                                 "corresponding tangents.")
+            t = T.convert_to_tensor(t, dtype=p.dtype) if not isinstance(t, Tensor) else t
+            if tuple(t.shape) != tuple(p.shape):
+                raise ValueError(f"ForwardAccumulator: tangent shape {tuple(t.shape)} does not "
+                                 f"match primal shape {tuple(p.shape)}.")
+            self._tangents[id(p)] = (p, t)
+        self._entered = False
+
+    def __enter__(self):
+        if self._entered:
+            raise ValueError("Accumulator is already recording.")
+        self._entered = True
+        STATE.recorders = STATE.recorders + [self]
+        STATE.refresh()
+        return self
+
+    def __exit__(self, *exc):
+        self._entered = False
+        STATE.recorders = [r for r in STATE.recorders if r is not self]
+        STATE.refresh()
+        return False
+
+    def record(self, prim, args, params, out, recorders, index):
+        tan = self._tangents
+        ts = [tan.get(id(a)) for a in args]
+        if all(t is None for t in ts):
+            return
+        if out.dtype.kind not in "fc":
+            return
+        # Only recorders outside this one see the JVP computation (that is how nesting works).
+        with swap_recorders(recorders[:index]):
+            t = jvp_of(prim, args, params, out, [None if t is None else t[1] for t in ts])
+        if t is not None:
+            tan[id(out)] = (out, t)
+
+    def record_read(self, var, val):
+        e = self._tangents.get(id(var))
+        if e is not None:
+            self._tangents[id(val)] = (val, e[1])
+
+    def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
+        """The JVP of tensors computed inside (same structure as ``primals``)."""
+        unconnected = _unconnected(unconnected_gradients)
+
+        def one(p):
+            e = self._tangents.get(id(p))
+            if e is not None:
+                return e[1]
+            if unconnected is UnconnectedGradients.ZERO:
+                return T.zeros(p.shape, dtype=p.dtype)
+            return None
+        return nest.map_structure(one, primals)
+
+
+_ = np

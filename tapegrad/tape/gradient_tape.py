@@ -1,0 +1,375 @@
+"""``GradientTape``: records operations on watched tensors and differentiates them.
+
+The tape is a list of entries ``(primitive, inputs, params, output)`` in execution order, so
+walking it backwards is a reverse topological order. Tensors are identified by ``id``; the
+tape keeps every tensor it names alive, so an id cannot be reused while the tape exists.
+
+Higher orders need no special machinery: derivative rules are ordinary operations, so an
+outer tape records them. A persistent tape also records its own gradient computations, even
+after its ``with`` block has ended: that is why the seed's ``tape.gradient(dy_dx, x)`` gives
+12 where TensorFlow returns None.
+"""
+import contextlib
+import enum
+import warnings
+
+import numpy as np
+
+import tapegrad.ops as T
+from tapegrad.core.dispatch import Primitive
+from tapegrad.core.state import STATE, swap_recorders
+from tapegrad.core.tensor import Tensor, Variable
+from tapegrad.tape.rules import jvp_of, vjp_of
+from tapegrad.util import nest
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+# Reading a variable is an operation: it links the variable to the snapshot tensor.
+read_variable_p = Primitive(
+    "read_variable", lambda v: v, nin=1, emit="{0}",
+    vjp=(lambda g, ans, v: g,), jvp=(lambda t, ans, v: t,),
+    abstract=lambda v: (tuple(v.shape), v.dtype))
+read_variable_p.batch = lambda args, batched: args[0]
+
+
+def _unconnected(value):
+    if isinstance(value, UnconnectedGradients):
+        return value
+    try:
+        return UnconnectedGradients(value)
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: '{value}'") from None
+
+
+def _zeros_for(s):
+    return T.zeros(s.shape, dtype=s.dtype)
+
+
+def _is_float(x):
+    return x.dtype.kind in "fc"
+
+
+class GradientTape:
+    """Record operations for automatic differentiation.
+
+    >>> import tapegrad as tf
+    >>> x = tf.Variable(2.0)
+    >>> with tf.GradientTape() as tape:
+    ...     y = x ** 3
+    >>> float(tape.gradient(y, x))
+    12.0
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_accessed_variables = bool(watch_accessed_variables)
+        self._entered = False
+        self._paused = False
+        self._used = False
+        self._clear()
+
+    def _clear(self):
+        self._entries = []
+        self._watched = set()
+        self._keep = []          # watched tensors and variables, kept alive
+        self._variables = {}     # uid -> watched Variable
+
+    # -- context --------------------------------------------------------------------------
+    def __enter__(self):
+        if self._entered:
+            raise ValueError("Tape is still recording, This can happen if you try to "
+                             "re-enter an already-active tape.")
+        self._entered = True
+        STATE.recorders = STATE.recorders + [self]
+        STATE.refresh()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop()
+        return False
+
+    def _stop(self):
+        if self._entered:
+            self._entered = False
+            STATE.recorders = [r for r in STATE.recorders if r is not self]
+            STATE.refresh()
+
+    # -- recording --------------------------------------------------------------------------
+    def watch(self, tensor):
+        """Watch a tensor, a variable, or a nested structure of them.
+
+        >>> import tapegrad as tf
+        >>> x = tf.constant(3.0)
+        >>> with tf.GradientTape() as g:
+        ...     g.watch(x)
+        ...     y = x * x
+        >>> float(g.gradient(y, x))
+        6.0
+        """
+        for t in nest.flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise ValueError(
+                    f"Passed in object {t!r} of type {type(t).__name__!r}, not tf.Tensor or "
+                    "tf.Variable or ExtensionType.")
+            if not _is_float(t):
+                warnings.warn(f"The dtype of the watched tensor must be floating (e.g. "
+                              f"tf.float32), got tf.{t.dtype.name}", stacklevel=2)
+                continue
+            self._watch(t)
+
+    def _watch(self, t):
+        if id(t) not in self._watched:
+            self._watched.add(id(t))
+            self._keep.append(t)
+            if type(t) is Variable:
+                self._variables[t._uid] = t
+
+    def record(self, prim, args, params, out, recorders, index):
+        if self._paused:
+            return
+        w = self._watched
+        for a in args:
+            if id(a) in w:
+                break
+        else:
+            return
+        if out.dtype.kind not in "fc":
+            return
+        self._entries.append((prim, args, params, out))
+        w.add(id(out))
+
+    def record_read(self, var, val):
+        if self._paused:
+            return
+        if id(var) not in self._watched:
+            if not (self._watch_accessed_variables and var.trainable and _is_float(var)):
+                return
+            self._watch(var)
+        self._entries.append((read_variable_p, (var,), {}, val))
+        self._watched.add(id(val))
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Temporarily stop recording: operations inside get no gradient."""
+        if not self._entered:
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        old, self._paused = self._paused, True
+        try:
+            yield
+        finally:
+            self._paused = old
+
+    def reset(self):
+        """Forget everything recorded so far; recording continues."""
+        if not self._entered:
+            raise ValueError("Tape is not recording.")
+        self._clear()
+
+    def watched_variables(self):
+        """The watched variables, in creation order."""
+        return tuple(self._variables[k] for k in sorted(self._variables))
+
+    # -- differentiation ----------------------------------------------------------------------
+    def _begin_use(self, what="gradients"):
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
+                               "set of gradients (or jacobians)")
+        if not self._persistent:
+            self._used = True
+            self._stop()
+
+    def _recorders_for_backward(self):
+        """Who records the derivative computation: outer tapes, and a persistent tape itself."""
+        recs = [r for r in STATE.recorders if r is not self]
+        if self._persistent:
+            recs.append(self)
+        return recs
+
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """Gradient of the sum of ``target`` with respect to ``sources``.
+
+        The result has the structure of ``sources``; unconnected sources give None, or
+        zeros with ``unconnected_gradients='zero'``.
+        """
+        if target is None:
+            raise TypeError("Argument `target` should be a list or nested structure of Tensors, "
+                            "Variables or CompositeTensors to be differentiated, but received "
+                            "None.")
+        self._begin_use()
+        unconnected = _unconnected(unconnected_gradients)
+        flat_targets = nest.flatten(target)
+        flat_sources = nest.flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, Tensor):
+                raise ValueError(f"GradientTape.gradient: sources must be tensors or "
+                                 f"variables, got {s!r} of type {type(s).__name__}.")
+        if output_gradients is not None:
+            ogs = nest.flatten(output_gradients)
+            if len(ogs) != len(flat_targets):
+                raise ValueError(f"output_gradients has {len(ogs)} entries but target has "
+                                 f"{len(flat_targets)}; they must match.")
+        else:
+            ogs = [None] * len(flat_targets)
+        seeds = {}
+        for t, og in zip(flat_targets, ogs):
+            if not isinstance(t, Tensor):
+                t = T.convert_to_tensor(t)
+            if not _is_float(t):
+                warnings.warn(f"The dtype of the target tensor must be floating (e.g. "
+                              f"tf.float32) when calling GradientTape.gradient, got "
+                              f"{t.dtype.name}", stacklevel=2)
+                continue
+            if og is None:
+                g = T.ones_like(t)
+            else:
+                g = T.convert_to_tensor(og, dtype=t.dtype) if not isinstance(og, Tensor) else og
+                if tuple(g.shape) != tuple(t.shape):
+                    raise ValueError(f"output_gradients shape {tuple(g.shape)} does not match "
+                                     f"target shape {tuple(t.shape)}.")
+            key = id(t)
+            seeds[key] = g if key not in seeds else seeds[key] + g
+        good = []
+        for s in flat_sources:
+            if not _is_float(s):
+                warnings.warn(f"The dtype of the source tensor must be floating (e.g. "
+                              f"tf.float32) when calling GradientTape.gradient, got "
+                              f"{s.dtype.name}", stacklevel=2)
+            good.append(_is_float(s))
+        with swap_recorders(self._recorders_for_backward()):
+            cts = backward(self._entries, seeds, {id(s) for s, ok in zip(flat_sources, good) if ok})
+        out = []
+        for s, ok in zip(flat_sources, good):
+            c = cts.get(id(s)) if ok else None
+            if c is None and unconnected is UnconnectedGradients.ZERO:
+                c = _zeros_for(s)
+            out.append(c)
+        return nest.pack_sequence_as(sources, out)
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True, mode="auto",
+                 chunk_size=None):
+        """Jacobian of ``target`` with respect to each source: ``target.shape + source.shape``.
+
+        All rows are computed in one vectorized pass. ``mode`` is 'auto' (forward mode when
+        the source has fewer elements than the target), 'forward' or 'reverse'.
+
+        >>> import tapegrad as tf
+        >>> with tf.GradientTape() as g:
+        ...     x = tf.constant([1.0, 2.0])
+        ...     g.watch(x)
+        ...     y = x * x
+        >>> g.jacobian(y, x).numpy().tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
+        """
+        from tapegrad.transforms import jacobians
+        if target is None or not isinstance(target, Tensor):
+            raise TypeError(f"jacobian: target must be a Tensor, got {type(target).__name__}.")
+        if not experimental_use_pfor and not self._persistent:
+            raise RuntimeError("GradientTape must be created with persistent=True to compute "
+                               "the jacobian with eager execution enabled and with "
+                               "experimental_use_pfor set to False.")
+        mode = jacobians.check_mode(mode)
+        chunk_size = jacobians.check_chunk_size(chunk_size)
+        self._begin_use()
+        unconnected = _unconnected(unconnected_gradients)
+        flat_sources = nest.flatten(sources)
+        with swap_recorders(self._recorders_for_backward()):
+            out = [jacobians.tape_jacobian(self._entries, target, s, mode=mode,
+                                           loop=not experimental_use_pfor,
+                                           chunk_size=chunk_size) for s in flat_sources]
+        out = [j if j is not None or unconnected is UnconnectedGradients.NONE else
+               T.zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype)
+               for j, s in zip(out, flat_sources)]
+        return nest.pack_sequence_as(sources, out)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True, mode="auto",
+                       chunk_size=None):
+        """Per-example Jacobians: result shape ``[b, y1..yn, x1..xm]``.
+
+        Assumes example i of the target depends only on example i of the source.
+        """
+        from tapegrad.transforms import jacobians
+        if target is None or not isinstance(target, Tensor):
+            raise TypeError(f"batch_jacobian: target must be a Tensor, got "
+                            f"{type(target).__name__}.")
+        if not isinstance(source, Tensor):
+            raise TypeError(f"batch_jacobian: source must be a Tensor, got "
+                            f"{type(source).__name__}.")
+        if target.ndim < 2 or source.ndim < 2 or target.shape[0] != source.shape[0]:
+            raise ValueError(f"Need first dimension of target shape ({list(target.shape)}) and "
+                             f"source shape ({list(source.shape)}) to match.")
+        if not experimental_use_pfor and not self._persistent:
+            raise RuntimeError("GradientTape must be created with persistent=True to compute "
+                               "the batch_jacobian with eager execution enabled and with "
+                               "experimental_use_pfor set to False.")
+        mode = jacobians.check_mode(mode)
+        chunk_size = jacobians.check_chunk_size(chunk_size)
+        self._begin_use()
+        _unconnected(unconnected_gradients)
+        with swap_recorders(self._recorders_for_backward()):
+            j = jacobians.tape_batch_jacobian(self._entries, target, source, mode=mode,
+                                              loop=not experimental_use_pfor,
+                                              chunk_size=chunk_size)
+        if j is None:
+            j = T.zeros(tuple(target.shape) + tuple(source.shape[1:]), dtype=source.dtype)
+        return j
+
+
+def reachable_from(entries, ids):
+    """Ids of every tensor that depends on one of ``ids`` through ``entries``."""
+    live = set(ids)
+    for prim, args, params, out in entries:
+        for a in args:
+            if id(a) in live:
+                live.add(id(out))
+                break
+    return live
+
+
+def backward(entries, seeds, source_ids):
+    """Reverse pass: cotangents of ``source_ids`` given cotangent ``seeds`` (id -> tensor)."""
+    n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
+    live = reachable_from(entries[:n], source_ids)
+    cts = dict(seeds)
+    for k in range(n - 1, -1, -1):
+        prim, args, params, out = entries[k]
+        key = id(out)
+        g = cts.get(key)
+        if g is None:
+            continue
+        if key not in source_ids:
+            del cts[key]
+        wanted = [id(a) in live for a in args]
+        if not any(wanted):
+            continue
+        for a, c in zip(args, vjp_of(prim, args, params, out, g, wanted)):
+            if c is not None:
+                prev = cts.get(id(a))
+                cts[id(a)] = c if prev is None else prev + c
+    return {k: v for k, v in cts.items() if k in source_ids}
+
+
+def forward(entries, tangents, want_id):
+    """Forward replay: the tangent of tensor ``want_id`` given ``tangents`` (id -> tangent)."""
+    n = len(entries)
+    tans = dict(tangents)
+    for k in range(n):
+        prim, args, params, out = entries[k]
+        ts = [tans.get(id(a)) for a in args]
+        if all(t is None for t in ts):
+            continue
+        t = jvp_of(prim, args, params, out, ts)
+        if t is not None:
+            tans[id(out)] = t
+    return tans.get(want_id)
+
+
+_ = np

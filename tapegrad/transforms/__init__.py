@@ -1,0 +1,1 @@
+"""Transforms: batching (vmap), forward mode, Jacobians and the functional API."""
