@@ -83,10 +83,14 @@ _wrap = Tensor._wrap
 
 def _bind_slow(prim, args, params):
     st = STATE
-    if st.recorders or st.tracers:
+    recs = st.recorders
+    if recs or st.tracers:
         # A variable read is an operation of its own, so later assignments do not change
         # what a tape saw, and the gradient with respect to a variable sums over its reads.
-        args = tuple(a.read_value() if type(a) is Variable else a for a in args)
+        for a in args:
+            if type(a) is Variable:
+                args = tuple(a.read_value() if type(a) is Variable else a for a in args)
+                break
     out = None
     if st.batch_level:
         level = 0
@@ -105,10 +109,12 @@ def _bind_slow(prim, args, params):
                 out = _wrap(prim.impl(*[a._value for a in args], **params))
             except (ValueError, IndexError, np.linalg.LinAlgError) as e:
                 raise _op_error(prim, args, params, e) from None
-    recs = st.recorders
     if recs and not prim.nondiff:
-        for i, r in enumerate(recs):
-            r.record(prim, args, params, out, recs, i)
+        if len(recs) == 1:
+            recs[0].record(prim, args, params, out, recs, 0)
+        else:
+            for i, r in enumerate(recs):
+                r.record(prim, args, params, out, recs, i)
     return out
 
 

@@ -22,15 +22,29 @@ def tensor(x, dtype=None):
     return convert_to_tensor(x, dtype=dtype)
 
 
+_consts = {}
+
+
 def like(v, t):
-    """A Python value as a tensor of ``t``'s dtype, refusing lossy conversions."""
+    """A Python value as a tensor of ``t``'s dtype, refusing lossy conversions.
+
+    Python numbers are cached per (value, dtype): tensors are immutable, so one constant
+    object can serve every operation that uses it.
+    """
     if isinstance(v, (bool, int, float)):
         dt = t.dtype
+        key = (type(v), v, dt)
+        c = _consts.get(key)
+        if c is not None:
+            return c
         if dt.kind in "iu" and isinstance(v, float) and not float(v).is_integer():
             raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype {dt.name}")
         if dt.kind == "b" and not isinstance(v, bool):
             raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype bool")
-        return _wrap(np.asarray(v, dtype=dt))
+        c = _wrap(np.asarray(v, dtype=dt))
+        if len(_consts) < 4096 and v == v:  # NaN keys never match; don't cache them
+            _consts[key] = c
+        return c
     if isinstance(v, (np.ndarray, np.generic)):
         return _wrap(np.asarray(v))
     if v is None:

@@ -1,8 +1,35 @@
-"""Python operators on Tensor, each with its reflected form."""
+"""Python operators on Tensor, each with its reflected form.
+
+The arithmetic operators are the hottest path of eager code, so each one checks the common
+case (two tensors of one dtype, or a tensor and a Python number) before falling back to the
+general conversion rules.
+"""
+from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.ops import array_ops as A
 from tapegrad.ops import linalg_ops as L
 from tapegrad.ops import math_ops as M
+from tapegrad.ops._convert import binary, like
+from tapegrad.primitives import elementwise as E
+
+_NUMBER = (int, float)
+
+
+def _fast(prim):
+    def op(self, other):
+        if type(other) in _NUMBER:
+            return bind(prim, self, like(other, self))
+        if isinstance(other, Tensor) and other.dtype == self.dtype:
+            return bind(prim, self, other)
+        x, y = binary(self, other)
+        return bind(prim, x, y)
+
+    def rop(self, other):
+        if type(other) in _NUMBER:
+            return bind(prim, like(other, self), self)
+        x, y = binary(other, self)
+        return bind(prim, x, y)
+    return op, rop
 
 
 def _flip(f):
@@ -10,12 +37,15 @@ def _flip(f):
 
 
 def install():
-    for name, f in [("add", M.add), ("sub", M.subtract), ("mul", M.multiply),
-                    ("truediv", M.divide), ("floordiv", M.floordiv), ("mod", M.floormod),
-                    ("pow", M.pow), ("matmul", L.matmul)]:
+    for name, prim in [("add", E.add_p), ("sub", E.sub_p), ("mul", E.mul_p),
+                       ("truediv", E.div_p), ("pow", E.pow_p)]:
+        op, rop = _fast(prim)
+        setattr(Tensor, f"__{name}__", op)
+        setattr(Tensor, f"__r{name}__", rop)
+    for name, f in [("floordiv", M.floordiv), ("mod", M.floormod), ("matmul", L.matmul)]:
         setattr(Tensor, f"__{name}__", lambda self, other, f=f: f(self, other))
         setattr(Tensor, f"__r{name}__", _flip(f))
-    Tensor.__neg__ = lambda self: M.negative(self)
+    Tensor.__neg__ = lambda self: bind(E.neg_p, self)
     Tensor.__pos__ = lambda self: self
     Tensor.__abs__ = lambda self: M.abs(self)
     Tensor.__invert__ = lambda self: M.logical_not(self)

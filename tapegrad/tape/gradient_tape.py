@@ -19,6 +19,7 @@ import tapegrad.ops as T
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
+from tapegrad.primitives.registry import unbroadcast
 from tapegrad.tape.rules import jvp_of, vjp_of
 from tapegrad.util import nest
 
@@ -339,20 +340,36 @@ def backward(entries, seeds, source_ids):
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
     live = reachable_from(entries[:n], source_ids)
     cts = dict(seeds)
+    get = cts.get
     for k in range(n - 1, -1, -1):
         prim, args, params, out = entries[k]
         key = id(out)
-        g = cts.get(key)
+        g = get(key)
         if g is None:
             continue
         if key not in source_ids:
             del cts[key]
+        rules = prim.vjp
+        if type(rules) is tuple:
+            # the common case, inlined: one rule per input, only for inputs that need it
+            for a, r in zip(args, rules):
+                ia = id(a)
+                if r is None or ia not in live:
+                    continue
+                c = r(g, out, *args, **params)
+                if c is None:
+                    continue
+                if c.shape != a.shape:
+                    c = unbroadcast(c, a.shape)
+                prev = get(ia)
+                cts[ia] = c if prev is None else prev + c
+            continue
         wanted = [id(a) in live for a in args]
         if not any(wanted):
             continue
         for a, c in zip(args, vjp_of(prim, args, params, out, g, wanted)):
             if c is not None:
-                prev = cts.get(id(a))
+                prev = get(id(a))
                 cts[id(a)] = c if prev is None else prev + c
     return {k: v for k, v in cts.items() if k in source_ids}
 
