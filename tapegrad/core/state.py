@@ -13,9 +13,11 @@ class _State(threading.local):
         self.tracers = []        # active graph builders (tapegrad.function), innermost last
         self.batch_level = 0     # depth of nested vmap transforms
         self.plain = True
+        self.epoch = 0           # bumped whenever what records changes (see Variable reads)
 
     def refresh(self):
         self.plain = not (self.recorders or self.tracers or self.batch_level)
+        self.epoch += 1
 
 
 STATE = _State()

@@ -126,7 +126,7 @@ class Variable(Tensor):
     3.0
     """
 
-    __slots__ = ("trainable", "name", "_uid")
+    __slots__ = ("trainable", "name", "_uid", "_snap", "_snap_epoch")
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None):
         if initial_value is None:
@@ -140,6 +140,8 @@ class Variable(Tensor):
         self.trainable = bool(trainable)
         self._uid = next(_var_ids)
         self.name = (name or "Variable") + ":0"
+        self._snap = None
+        self._snap_epoch = -1
 
     def read_value(self):
         """A snapshot tensor of the current value; active tapes record the read."""
@@ -147,7 +149,14 @@ class Variable(Tensor):
         if st.tracers:
             val = st.tracers[-1].capture_variable(self)
         else:
+            # Reading an unchanged variable again, with the same recorders active, gives
+            # the same snapshot: the tapes already link it to the variable, and the
+            # gradient (a sum over reads) is the same. It saves work in hot loops.
+            snap = self._snap
+            if snap is not None and self._snap_epoch == st.epoch and snap._value is self._value:
+                return snap
             val = Tensor._wrap(self._value)
+            self._snap, self._snap_epoch = val, st.epoch
         for r in st.recorders:
             r.record_read(self, val)
         return val

@@ -125,6 +125,7 @@ class GradientTape:
             self._watch(t)
 
     def _watch(self, t):
+        STATE.refresh()  # cached variable snapshots predate this watch: read afresh
         if id(t) not in self._watched:
             self._watched.add(id(t))
             self._keep.append(t)
@@ -161,16 +162,19 @@ class GradientTape:
         if not self._entered:
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
         old, self._paused = self._paused, True
+        STATE.refresh()
         try:
             yield
         finally:
             self._paused = old
+            STATE.refresh()
 
     def reset(self):
         """Forget everything recorded so far; recording continues."""
         if not self._entered:
             raise ValueError("Tape is not recording.")
         self._clear()
+        STATE.refresh()
 
     def watched_variables(self):
         """The watched variables, in creation order."""
@@ -204,6 +208,18 @@ class GradientTape:
                             "Variables or CompositeTensors to be differentiated, but received "
                             "None.")
         self._begin_use()
+        if type(unconnected_gradients) is not UnconnectedGradients:
+            unconnected_gradients = _unconnected(unconnected_gradients)
+        if (output_gradients is None and isinstance(target, Tensor)
+                and isinstance(sources, Tensor) and target.dtype.kind in "fc"
+                and sources.dtype.kind in "fc"):
+            # the common case — one target, one source — without the structure handling
+            with swap_recorders(self._recorders_for_backward()):
+                c = backward(self._entries, {id(target): T.ones_like(target)}, {id(sources)})
+            c = c.get(id(sources))
+            if c is None and unconnected_gradients is UnconnectedGradients.ZERO:
+                c = _zeros_for(sources)
+            return c
         unconnected = _unconnected(unconnected_gradients)
         flat_targets = nest.flatten(target)
         flat_sources = nest.flatten(sources)
