@@ -103,6 +103,22 @@ def floor_md(rows, floor):
     return render_md_table(lines)
 
 
+def floor_text(rows, floor):
+    """Terminal lines: GFLOP/s and % of the matmul floor of each FLOP-bound row."""
+    out = []
+    for row in rows:
+        if not row.flops:
+            continue
+        parts = []
+        for s in SYSTEMS:
+            p = floor_pct(row, s, floor["gflops"])
+            if p is not None:
+                gflops = p * floor["gflops"] / 100
+                parts.append(f"{s} {gflops:.1f} GFLOP/s ({p:.0f}%)")
+        out.append(f"  {row.key:<44} " + ", ".join(parts or ["no timings"]))
+    return out
+
+
 def targets_md(targets):
     lines = [("row", "target", "value", "status", "why")]
     for t in targets:

@@ -18,9 +18,12 @@ def parse(argv):
     p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
     p.add_argument("--quick", action="store_true", help="smoke run (~1-2 min): short repeats")
     p.add_argument("--only", default="", help="comma-separated workloads, e.g. W1,W3")
-    p.add_argument("--threads", type=int, default=2, help="threads per system (default 2)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="compute threads per system (default 1, see benchmarks/README.md)")
     p.add_argument("--repeats", type=int, help="timed repeats per implementation")
     p.add_argument("--target", type=float, help="seconds per timed repeat")
+    p.add_argument("--settle", type=float,
+                   help="idle seconds before each timed repeat (default 0.02; 0.2 if threads > 1)")
     p.add_argument("--setup-timeout", type=float, default=120.0,
                    help="seconds allowed for build + first call + calibration")
     p.add_argument("--torch-compile", action="store_true", help="also run torch.compile in W5")
@@ -28,8 +31,10 @@ def parse(argv):
     p.add_argument("--no-save", action="store_true", help="print only, write no files")
     p.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
     opts = p.parse_args(argv)
-    opts.repeats = opts.repeats or (3 if opts.quick else 5)
-    opts.target = opts.target or (0.02 if opts.quick else 0.1)
+    opts.repeats = opts.repeats or (3 if opts.quick else 7)
+    opts.target = opts.target or (0.02 if opts.quick else 0.05)
+    if opts.settle is None:
+        opts.settle = 0.2 if opts.threads > 1 else 0.02
     chosen = [w.strip().upper() for w in opts.only.split(",") if w.strip()] or list(ALL)
     unknown = [w for w in chosen if w not in ALL]
     if unknown:
@@ -77,7 +82,10 @@ def main(argv=None):
     }
     print()
     print(report.render_text(report.table(rows)))
-    print()
+    print(f"\nmachine limit (NumPy float32 matmul floor {floor:.1f} GFLOP/s):")
+    for line in report.floor_text(rows, meta["floor"]):
+        print(line)
+    print("\ntargets:")
     for t in results:
         v = t["value"]
         value = "-" if v is None else f"{v:.2f}"

@@ -22,16 +22,16 @@ from tapegrad.ops.math_ops import *  # noqa: F401,F403
 from tapegrad.ops.math_ops import abs, pow, round  # noqa: F401
 from tapegrad.ops.array_ops import *  # noqa: F401,F403
 from tapegrad.ops.array_ops import range  # noqa: F401
-from tapegrad.ops.linalg_ops import matmul  # noqa: F401
+from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, tensordot  # noqa: F401
 from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # noqa: F401
+from tapegrad.transforms.functional import (  # noqa: F401
+    grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp)
+from tapegrad.transforms.vmap import vectorized_map, vmap  # noqa: F401
 from tapegrad import math, nn, linalg, random, autodiff  # noqa: F401
 from tapegrad.util import nest  # noqa: F401
+from tapegrad.compile import TensorSpec, function  # noqa: F401
 
 newaxis = None
-norm = None  # replaced below once linalg.norm exists
-try:
-    from tapegrad.ops.linalg_ops import norm  # noqa: F401,F811
-except ImportError:  # pragma: no cover
-    pass
+from tapegrad.ops.linalg_ops import norm  # noqa: E402,F401
 del _ops

@@ -164,10 +164,10 @@ class Variable(Tensor):
     value = read_value
 
     def _coerce(self, value, op):
-        if isinstance(value, Tensor) and getattr(value, "_symbolic", False):
-            tr = STATE.tracers[-1] if STATE.tracers else None
-            if tr is not None:
-                return tr.assign_variable(self, value, op)
+        if STATE.tracers:
+            # Inside a traced function every assignment (of a symbolic or a concrete value)
+            # is deferred to call time; the tracer returns None so nothing happens now.
+            return STATE.tracers[-1].assign_variable(self, value, op)
         v = np.asarray(value._value if isinstance(value, Tensor) else value)
         if v.shape != self._value.shape:
             raise ValueError(

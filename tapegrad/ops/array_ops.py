@@ -130,8 +130,12 @@ def squeeze(input, axis=None, name=None):
 
 
 def concat(values, axis, name=None):
-    """Join tensors along an existing axis."""
-    from tapegrad.ops._convert import binary
+    """Join tensors along an existing axis.
+
+    >>> import tapegrad as tf
+    >>> tf.concat([[1.0], [2.0, 3.0]], 0).numpy().tolist()
+    [1.0, 2.0, 3.0]
+    """
     xs = [tensor(v) for v in values]
     if not xs:
         raise ValueError("concat: needs at least one tensor.")
@@ -144,7 +148,6 @@ def concat(values, axis, name=None):
                                if i != ax):
             raise ValueError("concat: shapes " + ", ".join(str(tuple(v.shape)) for v in xs)
                              + f" do not match outside axis {ax}.")
-    del binary
     if len(xs) == 1:
         return xs[0]
     return bind(S.concat_p, *xs, axis=ax)
@@ -165,7 +168,7 @@ def stack(values, axis=0, name=None):
         if tuple(x.shape) != shape0:
             raise ValueError("stack: shapes " + ", ".join(str(tuple(v.shape)) for v in xs)
                              + " must all be equal.")
-    a = int(axis) % (xs[0].ndim + 1)
+    a = axis1(axis, xs[0].ndim + 1, "stack")
     return concat([expand_dims(x, a) for x in xs], a) if len(xs) > 1 else expand_dims(xs[0], a)
 
 
@@ -173,6 +176,9 @@ def unstack(value, num=None, axis=0, name=None):
     """Split along ``axis`` into a list of tensors of one rank less."""
     x = tensor(value)
     a = axis1(axis, x.ndim, "unstack")
+    if num is not None and int(num) != x.shape[a]:
+        raise ValueError(f"unstack: num={num} does not match axis {a} of size {x.shape[a]} "
+                         f"(shape {tuple(x.shape)}).")
     key = (slice(None),) * a
     return [bind(S.getitem_p, x, index=S.Index(key + (i,))) for i in range(x.shape[a])]
 
@@ -242,23 +248,24 @@ def pad(tensor_, paddings, mode="CONSTANT", constant_values=0, name=None):
         return bind(S.pad_p, x, paddings=pads, constant_values=float(constant_values))
     if mode not in ("REFLECT", "SYMMETRIC"):
         raise ValueError(f"pad: unknown mode {mode!r}; use CONSTANT, REFLECT or SYMMETRIC.")
-    off = 1 if mode == "REFLECT" else 0
+    off = 1 if mode == "REFLECT" else 0  # REFLECT skips the edge element, SYMMETRIC repeats it
     for a, (lo, hi) in enumerate(pads):
         n = x.shape[a]
         if lo + off > n or hi + off > n:
-            raise ValueError(f"pad: {mode} padding {lo, hi} too large for axis {a} of size {n}.")
-        parts = []
+            raise ValueError(f"pad: {mode} padding {lo, hi} too large for axis {a} of size {n} "
+                             f"(at most {n - off} on each side).")
         pre = (slice(None),) * a
-        if lo:
-            parts.append(x[pre + (slice(lo + off - 1, off - 1 if off else None, -1)
-                                  if off == 0 else slice(lo, 0, -1),)])
+        parts = [x[pre + (_reversed(off, lo + off),)]] if lo else []
         parts.append(x)
         if hi:
-            parts.append(x[pre + (slice(n - 1 - off, n - 1 - off - hi, -1),)]
-                         if n - 1 - off - hi >= 0 else
-                         x[pre + (slice(n - 1 - off, None, -1),)])
+            parts.append(x[pre + (_reversed(n - off - hi, n - off),)])
         x = concat(parts, a) if len(parts) > 1 else x
     return x
+
+
+def _reversed(start, stop):
+    """The slice that reads elements start..stop-1 backwards (stop -1 would mean 'the end')."""
+    return slice(stop - 1, start - 1 if start > 0 else None, -1)
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
@@ -285,21 +292,36 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
-    """Gather slices addressed by the last axis of ``indices`` (composed from gather)."""
+    """Gather slices of ``params`` addressed by the last axis of ``indices``.
+
+    Composed from gather on the leading axes flattened into one.
+
+    >>> import tapegrad as tf
+    >>> tf.gather_nd([[1.0, 2.0], [3.0, 4.0]], [[1, 0], [0, 1]]).numpy().tolist()
+    [3.0, 2.0]
+    """
+    from tapegrad.ops import math_ops as M
     x = tensor(params)
-    i = np.asarray(tensor(indices)._value)
+    i = tensor(indices)
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"gather_nd: indices must be integers, got {i.dtype.name}.")
+    if batch_dims:
+        raise NotImplementedError("gather_nd: batch_dims other than 0 is not supported yet.")
+    if i.ndim < 1 or i.shape[-1] > x.ndim:
+        raise ValueError(f"gather_nd: indices of shape {tuple(i.shape)} do not address params of "
+                         f"shape {tuple(x.shape)}: the last axis must be at most {x.ndim} long.")
     k = i.shape[-1]
-    if k > x.ndim:
-        raise ValueError(f"gather_nd: index depth {k} exceeds rank {x.ndim}.")
-    dims = x.shape[:k]
-    for j in range(k):
-        if (i[..., j] < 0).any() or (i[..., j] >= dims[j]).any():
-            raise IndexError(f"gather_nd: indices {i.tolist()} out of range for shape "
-                             f"{tuple(x.shape)}.")
-    flat = np.ravel_multi_index(tuple(np.moveaxis(i, -1, 0)), dims) if k else np.zeros(
-        i.shape[:-1], np.int64)
+    dims = tuple(x.shape[:k])
+    if not getattr(i, "_symbolic", False):
+        iv = np.asarray(i._value)
+        if iv.size and ((iv < 0).any() or (iv >= np.array(dims, dtype=np.int64)).any()):
+            raise IndexError(f"gather_nd: indices {iv.tolist()} out of range for params of "
+                             f"shape {tuple(x.shape)}.")
+    # row-major strides turn each index tuple into one flat index (traced indices work too)
+    strides = np.cumprod((1,) + dims[:0:-1])[::-1].astype(i.dtype) if k else np.zeros(0, i.dtype)
+    flat = M.reduce_sum(i * _wrap(strides), axis=-1)
     xf = reshape(x, (int(np.prod(dims)),) + tuple(x.shape[k:]))
-    return bind(S.take_p, xf, _wrap(np.asarray(flat, np.int64)), axis=0)
+    return bind(S.take_p, xf, flat, axis=0)
 
 
 def _norm_index(key, x):
@@ -332,8 +354,8 @@ def getitem(x, key):
     """``x[key]``: ints, slices with steps, Ellipsis, None, integer and boolean arrays."""
     x = tensor(x)
     idx = _norm_index(key, x)
-    try:
-        np.empty(x.shape, dtype=bool)[idx.key] if not getattr(x, "_symbolic", False) else None
+    try:  # a zero-strided array checks the index without allocating x's size
+        np.broadcast_to(np.empty((), bool), x.shape)[idx.key]
     except IndexError as e:
         raise IndexError(f"Index {key!r} is out of range for a tensor of shape "
                          f"{tuple(x.shape)}: {e}") from None

@@ -1,20 +1,74 @@
-"""Linear algebra: ``tf.matmul``, ``tf.linalg.*``."""
+"""Linear algebra: ``tf.matmul``, ``tf.einsum``, ``tf.tensordot``, ``tf.norm``, ``tf.linalg.*``.
+
+Matrices live in the last two axes and leading axes are a batch, as in TensorFlow. This layer
+checks shapes (errors name the op and both shapes) and normalises arguments, so that the
+primitives see only the cases their rules are written for.
+"""
+import collections
+import numbers
+import string
+
 import numpy as np
 
 from tapegrad.core.dispatch import bind
+from tapegrad.core.tensor import Tensor
 from tapegrad.ops import array_ops as A
-from tapegrad.ops._convert import binary, tensor
+from tapegrad.ops import math_ops as M
+from tapegrad.ops._convert import axis1, binary
+from tapegrad.ops._convert import tensor as _tensor
+from tapegrad.ops.array_ops import eye
 from tapegrad.primitives import linalg as L
 from tapegrad.primitives import shape as S
 
+__all__ = [
+    "adjoint", "band_part", "cholesky", "cholesky_solve", "det", "diag", "diag_part", "einsum",
+    "eye", "inv", "logdet", "matmul", "matrix_transpose", "matvec", "norm", "slogdet", "solve",
+    "tensordot", "trace", "triangular_solve",
+]
 
+
+def _shape(x):
+    return tuple(x.shape)
+
+
+def _matrices(x, op, square=True, floating=True):
+    """``x`` as a tensor of (a batch of) matrices, or a clear error."""
+    x = _tensor(x)
+    if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
+        what = "square matrices" if square else "matrices"
+        raise ValueError(f"{op}: input must be a (batch of) {what}, with shape [..., M, "
+                         f"{'M' if square else 'N'}], got shape {_shape(x)}.")
+    if floating and x.dtype.kind not in "fc":
+        raise TypeError(f"{op}: input must be a floating tensor, got {x.dtype.name}.")
+    return x
+
+
+def _batch_compatible(a, b, op):
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{op}: batch shapes of {_shape(a)} and {_shape(b)} do not "
+                         "broadcast.") from None
+
+
+# ---- products ---------------------------------------------------------------------------
 def matrix_transpose(a, name=None, conjugate=False):
-    """Swap the last two axes."""
-    x = tensor(a)
+    """Swap the last two axes.
+
+    >>> import tapegrad as tf
+    >>> tf.linalg.matrix_transpose([[1.0, 2.0]]).shape
+    (2, 1)
+    """
+    x = _tensor(a)
     if x.ndim < 2:
-        raise ValueError(f"matrix_transpose: needs rank >= 2, got shape {tuple(x.shape)}.")
+        raise ValueError(f"matrix_transpose: needs rank >= 2, got shape {_shape(x)}.")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
     return bind(S.transpose_p, x, perm=perm)
+
+
+def adjoint(matrix, name=None):
+    """The conjugate transpose of the last two axes (the transpose, for real tensors)."""
+    return matrix_transpose(matrix)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -34,8 +88,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         b = matrix_transpose(b)
     va, vb = a.ndim == 1, b.ndim == 1
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: operands must not be scalars, got shapes {tuple(a.shape)} "
-                         f"and {tuple(b.shape)}.")
+        raise ValueError(f"matmul: operands must not be scalars, got shapes {_shape(a)} "
+                         f"and {_shape(b)}.")
     if va:
         a = A.reshape(a, (1, a.shape[0]))
     if vb:
@@ -43,6 +97,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, "
                          f"In[1]: {list(b.shape)} (matmul).")
+    _batch_compatible(a, b, "matmul")
     out = bind(L.matmul_p, a, b)
     if va or vb:
         shape = tuple(out.shape[:-2]) + (() if va else (out.shape[-2],)) + (
@@ -51,35 +106,396 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     return out
 
 
-def diag(diagonal, name=None, k=0, num_rows=-1, num_cols=-1, padding_value=0, align=None):
-    """Square (or ``num_rows`` x ``num_cols``) matrices with ``diagonal`` on the diagonal."""
-    v = tensor(diagonal)
-    if k != 0:
-        raise NotImplementedError("linalg.diag: only k=0 is supported.")
+def matvec(a, b, transpose_a=False, adjoint_a=False, name=None):
+    """Matrix times vector over the last axes: ``a @ b[..., None]`` without the unit axis."""
+    out = matmul(a, A.expand_dims(_tensor(b), -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
+    return A.squeeze(out, -1)
+
+
+def tensordot(a, b, axes, name=None):
+    """Sum of products over the given axes of ``a`` and ``b`` (a transpose, reshape, matmul).
+
+    ``axes`` is N (the last N axes of ``a`` with the first N of ``b``) or a pair of axis
+    lists.
+
+    >>> import tapegrad as tf
+    >>> tf.tensordot(tf.ones([2, 3]), tf.ones([3, 4]), axes=1).shape
+    (2, 4)
+    """
+    a, b = binary(a, b)
+    if isinstance(axes, Tensor):
+        axes = np.asarray(axes._value).tolist()
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        if not 0 <= n <= min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: axes={n} is out of range for shapes {_shape(a)} and "
+                             f"{_shape(b)}.")
+        ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
+    else:
+        if len(axes) != 2:
+            raise ValueError(f"tensordot: axes must be an int or a pair of axis lists, got "
+                             f"{axes!r}.")
+        ax_a, ax_b = ([int(v)] if np.ndim(v) == 0 else [int(w) for w in v] for v in axes)
+        ax_a = [axis1(i, a.ndim, "tensordot") for i in ax_a]
+        ax_b = [axis1(i, b.ndim, "tensordot") for i in ax_b]
+    if (len(ax_a) != len(ax_b) or len(set(ax_a)) != len(ax_a) or len(set(ax_b)) != len(ax_b)
+            or any(a.shape[i] != b.shape[j] for i, j in zip(ax_a, ax_b))):
+        raise ValueError(f"tensordot: cannot contract axes {ax_a} of shape {_shape(a)} with "
+                         f"axes {ax_b} of shape {_shape(b)}.")
+    free_a = [i for i in range(a.ndim) if i not in ax_a]
+    free_b = [j for j in range(b.ndim) if j not in ax_b]
+    k = int(np.prod([a.shape[i] for i in ax_a]))
+    fa = [a.shape[i] for i in free_a]
+    fb = [b.shape[j] for j in free_b]
+    a2 = A.reshape(A.transpose(a, free_a + ax_a), (int(np.prod(fa)), k))
+    b2 = A.reshape(A.transpose(b, ax_b + free_b), (k, int(np.prod(fb))))
+    return A.reshape(bind(L.matmul_p, a2, b2), fa + fb)
+
+
+# ---- einsum -----------------------------------------------------------------------------------
+def _parse_einsum(equation, shapes):
+    """Explicit subscripts with '...' spelled out in fresh letters, or a ValueError."""
+    eq = equation.replace(" ", "")
+    if eq.count("->") > 1:
+        raise ValueError(f"einsum: equation {equation!r} has more than one '->'.")
+    lhs, arrow, out = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError(f"einsum: equation {equation!r} names {len(ins)} operand(s), but "
+                         f"{len(shapes)} were given.")
+    for s in ins + [out]:
+        if not all(c in string.ascii_letters for c in s.replace("...", "", 1)):
+            raise ValueError(f"einsum: invalid subscripts {s!r} in {equation!r}: use letters, "
+                             "',', '->' and at most one '...' per operand.")
+    ranks = []
+    for s, shape in zip(ins, shapes):
+        r = len(shape) - len(s.replace("...", ""))
+        if r < 0 or (r and "..." not in s):
+            raise ValueError(f"einsum: subscripts {s!r} in {equation!r} do not fit an operand "
+                             f"of shape {tuple(shape)}.")
+        ranks.append(r)
+    free = [c for c in string.ascii_letters if c not in eq]
+    n_ell = max(ranks, default=0)
+    if n_ell > len(free):
+        raise ValueError(f"einsum: too many axes under '...' in {equation!r}.")
+    ell = "".join(free[:n_ell])
+    ins = [s.replace("...", ell[n_ell - r:]) for s, r in zip(ins, ranks)]
+    if not arrow:
+        # implicit output: broadcast axes, then the letters used once, in ASCII order (NumPy)
+        counts = collections.Counter("".join(ins))
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    elif "..." in out:
+        out = out.replace("...", ell)
+    elif n_ell:
+        raise ValueError(f"einsum: operands of {equation!r} have axes under '...', so the "
+                         "output must name them with '...' too.")
+    used = set("".join(ins))
+    for c in out:
+        if c not in used or out.count(c) > 1:
+            raise ValueError(f"einsum: output subscript {c!r} of {equation!r} must appear in "
+                             "an input and only once in the output.")
+    return ins, out
+
+
+def einsum(equation, *inputs, **kwargs):
+    """Einstein summation, as ``np.einsum``: repeated letters, implicit output and '...'.
+
+    >>> import tapegrad as tf
+    >>> tf.einsum('ij,jk->ik', tf.ones([2, 3]), tf.ones([3, 4])).shape
+    (2, 4)
+    >>> tf.einsum('ii->i', [[1.0, 2.0], [3.0, 4.0]]).numpy().tolist()
+    [1.0, 4.0]
+    """
+    if not inputs:
+        raise ValueError("einsum: needs at least one operand.")
+    xs = [_tensor(x) for x in inputs]
+    dt = np.result_type(*[x.dtype for x in xs])
+    xs = [A.cast(x, dt) for x in xs]
+    ins, out = _parse_einsum(equation, [x.shape for x in xs])
+    # one size per letter: size-1 axes broadcast; a repeated letter (a diagonal) must not
+    sizes = {}
+    for s, x in zip(ins, xs):
+        for c, n in zip(s, x.shape):
+            sizes[c] = max(sizes.get(c, 1), n)
+    for s, x in zip(ins, xs):
+        for c, n in zip(s, x.shape):
+            if n != sizes[c] and (n != 1 or s.count(c) > 1):
+                raise ValueError(f"einsum: subscript {c!r} of {equation!r} has sizes {n} and "
+                                 f"{sizes[c]} in operands of shapes "
+                                 + ", ".join(str(_shape(v)) for v in xs) + ".")
+    xs = [A.broadcast_to(x, [sizes[c] for c in s]) for s, x in zip(ins, xs)]
+    return bind(L.einsum_p, *xs, subscripts=",".join(ins) + "->" + out)
+
+
+# ---- inverse, determinants, solves -------------------------------------------------------
+def inv(input, adjoint=False, name=None):
+    """Inverse of (a batch of) square matrices; of their adjoint if ``adjoint``.
+
+    >>> import tapegrad as tf
+    >>> tf.linalg.inv([[2.0, 0.0], [0.0, 4.0]]).numpy().tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    x = _matrices(input, "inv")
+    return bind(L.inv_p, matrix_transpose(x) if adjoint else x)
+
+
+def det(input, name=None):
+    """Determinant of (a batch of) square matrices.
+
+    >>> import tapegrad as tf
+    >>> float(tf.linalg.det([[2.0, 1.0], [1.0, 3.0]]))
+    5.0
+    """
+    return bind(L.det_p, _matrices(input, "det"))
+
+
+def slogdet(input, name=None):
+    """``(sign, log|det|)`` of (a batch of) square matrices; the sign has no gradient.
+
+    >>> import tapegrad as tf
+    >>> sign, logabsdet = tf.linalg.slogdet([[-2.0, 0.0], [0.0, 1.0]])
+    >>> float(sign), round(float(logabsdet), 4)
+    (-1.0, 0.6931)
+    """
+    x = _matrices(input, "slogdet")
+    return bind(L.detsign_p, x), bind(L.logabsdet_p, x)
+
+
+def logdet(matrix, name=None):
+    """log det of (a batch of) symmetric positive-definite matrices, through Cholesky."""
+    c = cholesky(matrix)
+    return 2.0 * M.reduce_sum(M.log(diag_part(c)), axis=-1)
+
+
+def _rhs(matrix, rhs, op):
+    a, b = binary(matrix, rhs)
+    a = _matrices(a, op)
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"{op}: matrix of shape {_shape(a)} and rhs of shape {_shape(b)} are "
+                         f"incompatible: rhs must have shape [..., {a.shape[-1]}, K].")
+    _batch_compatible(a, b, op)
+    return a, b
+
+
+def solve(matrix, rhs, adjoint=False, name=None):
+    """``X`` with ``matrix @ X = rhs`` (``matrix^T @ X = rhs`` if ``adjoint``); batched.
+
+    >>> import tapegrad as tf
+    >>> tf.linalg.solve([[2.0, 0.0], [0.0, 4.0]], [[1.0], [1.0]]).numpy().tolist()
+    [[0.5], [0.25]]
+    """
+    a, b = _rhs(matrix, rhs, "solve")
+    return bind(L.solve_p, matrix_transpose(a) if adjoint else a, b)
+
+
+def cholesky(input, name=None):
+    """Lower Cholesky factor ``L`` (``L @ L^T = input``) of symmetric positive-definite matrices.
+
+    Only the lower triangle of ``input`` is read, and its gradient is symmetric, as in
+    TensorFlow.
+
+    >>> import tapegrad as tf
+    >>> tf.linalg.cholesky([[4.0, 2.0], [2.0, 2.0]]).numpy().tolist()
+    [[2.0, 0.0], [1.0, 1.0]]
+    """
+    return bind(L.cholesky_p, _matrices(input, "cholesky"))
+
+
+def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
+    """Solve ``matrix @ X = rhs`` for triangular ``matrix`` (``matrix^T`` if ``adjoint``).
+
+    Only the lower (or, with ``lower=False``, upper) triangle of ``matrix`` is read.
+
+    >>> import tapegrad as tf
+    >>> tf.linalg.triangular_solve([[2.0, 0.0], [1.0, 1.0]], [[2.0], [3.0]]).numpy().tolist()
+    [[1.0], [2.0]]
+    """
+    a, b = _rhs(matrix, rhs, "triangular_solve")
+    return bind(L.triangular_solve_p, a, b, lower=bool(lower), adjoint=bool(adjoint))
+
+
+def cholesky_solve(chol, rhs, name=None):
+    """Solve ``A X = rhs`` given the Cholesky factor ``chol`` of ``A``."""
+    y = triangular_solve(chol, rhs, lower=True)
+    return triangular_solve(chol, y, lower=True, adjoint=True)
+
+
+# ---- diagonals and bands -----------------------------------------------------------------------
+def _diag_len(rows, cols, k):
+    return min(rows + min(0, k), cols - max(0, k))
+
+
+def diag(diagonal, name=None, k=0, num_rows=-1, num_cols=-1, padding_value=0,
+         align="RIGHT_LEFT"):
+    """Matrices with ``diagonal`` on diagonal ``k`` (0 the main one); batched.
+
+    The output is square unless ``num_rows``/``num_cols`` say otherwise; ``padding_value``
+    fills the rest.
+
+    >>> import tapegrad as tf
+    >>> tf.linalg.diag([1.0, 2.0]).numpy().tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    v = _tensor(diagonal)
+    if np.ndim(k) != 0:
+        raise NotImplementedError("linalg.diag: only a single diagonal (an int k) is supported.")
+    k = int(k)
+    if v.ndim < 1:
+        raise ValueError(f"linalg.diag: diagonal must have rank >= 1, got shape {_shape(v)}.")
     n = v.shape[-1]
-    r = n if num_rows in (-1, None) else int(num_rows)
-    c = n if num_cols in (-1, None) else int(num_cols)
-    eye = A.eye(r, c, dtype=v.dtype)
-    if r != n or c != n:
-        m = min(r, c)
-        v = A.pad(v, [[0, 0]] * (v.ndim - 1) + [[0, max(0, m - n)]])[..., :m] if m != n else v
-        eye = eye[:m] if r >= c else eye[:, :m]
-        return A.expand_dims(v, -1) * eye if r >= c else A.expand_dims(v, -2) * eye
-    return A.expand_dims(v, -1) * eye
+    min_r, min_c = n + max(0, -k), n + max(0, k)
+    r = -1 if num_rows is None else int(num_rows)
+    c = -1 if num_cols is None else int(num_cols)
+    if r == -1 and c == -1:
+        r = c = max(min_r, min_c)
+    elif r == -1:
+        r = min_r
+    elif c == -1:
+        c = min_c
+    if r < min_r or c < min_c or _diag_len(r, c, k) != n:
+        raise ValueError(f"linalg.diag: a diagonal of length {n} does not fit diagonal {k} of "
+                         f"a {r} x {c} matrix.")
+    # the n x n diagonal matrix, padded into place: top rows for k < 0, left columns for k > 0
+    out = A.expand_dims(v, -1) * eye(n, dtype=v.dtype)
+    top, left = max(0, -k), max(0, k)
+    if (r, c) != (n, n):
+        out = A.pad(out, [[0, 0]] * (v.ndim - 1) + [[top, r - n - top], [left, c - n - left]])
+    if padding_value != 0:
+        on = Tensor._wrap(np.eye(r, c, k=k, dtype=bool))
+        out = M.where(on, out, A.cast(_tensor(padding_value), out.dtype))
+    return out
 
 
-def diag_part(input, name=None, k=0, padding_value=0, align=None):
-    """The diagonal of the last two axes."""
-    x = tensor(input)
-    if x.ndim < 2:
-        raise ValueError(f"diag_part: needs rank >= 2, got shape {tuple(x.shape)}.")
-    return bind(S.diag_part_p, x)
+def diag_part(input, name=None, k=0, padding_value=0, align="RIGHT_LEFT"):
+    """Diagonal ``k`` (0 the main one) of the last two axes.
+
+    >>> import tapegrad as tf
+    >>> tf.linalg.diag_part([[1.0, 2.0], [3.0, 4.0]]).numpy().tolist()
+    [1.0, 4.0]
+    """
+    x = _matrices(input, "diag_part", square=False, floating=False)
+    if np.ndim(k) != 0:
+        raise NotImplementedError("linalg.diag_part: only a single diagonal (an int k) is "
+                                  "supported.")
+    k = int(k)
+    if k == 0:
+        return bind(S.diag_part_p, x)
+    rows, cols = x.shape[-2:]
+    n = _diag_len(rows, cols, k)
+    if n <= 0:
+        raise ValueError(f"linalg.diag_part: diagonal {k} is outside matrices of shape "
+                         f"{_shape(x)}.")
+    i = np.arange(n)
+    return A.getitem(x, (Ellipsis, i + max(0, -k), i + max(0, k)))
 
 
 def trace(x, name=None):
-    """Sum of the diagonal of the last two axes."""
-    from tapegrad.ops.math_ops import reduce_sum
-    return reduce_sum(diag_part(x), axis=-1)
+    """Sum of the main diagonal of the last two axes.
+
+    >>> import tapegrad as tf
+    >>> float(tf.linalg.trace([[1.0, 2.0], [3.0, 4.0]]))
+    5.0
+    """
+    return M.reduce_sum(diag_part(x), axis=-1)
 
 
-_ = np
+def band_part(input, num_lower, num_upper, name=None):
+    """Keep ``num_lower`` diagonals below and ``num_upper`` above the main one (-1: all).
+
+    >>> import tapegrad as tf
+    >>> tf.linalg.band_part(tf.ones([3, 3]), 0, -1).numpy().tolist()
+    [[1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]]
+    """
+    x = _matrices(input, "band_part", square=False, floating=False)
+    lo, up = int(num_lower), int(num_upper)
+    i = np.arange(x.shape[-2])[:, None]
+    j = np.arange(x.shape[-1])[None, :]
+    keep = ((lo < 0) | (i - j <= lo)) & ((up < 0) | (j - i <= up))
+    if keep.all():
+        return x
+    # select rather than multiply, so an inf outside the band gives 0, not nan
+    return M.where(Tensor._wrap(keep), x, A.zeros((), dtype=x.dtype))
+
+
+# ---- norms -------------------------------------------------------------------------------------
+_VECTOR_ORDS = ("euclidean", 1, 2, np.inf)
+_MATRIX_ORDS = ("euclidean", "fro", 1, 2, np.inf)
+
+
+def _norm_axes(x, axis):
+    """(axes, is_matrix) for tf.norm's ``axis``: None (all, as a vector), an int or a pair."""
+    if axis is None:
+        return tuple(range(x.ndim)), False
+    if isinstance(axis, Tensor):
+        axis = np.asarray(axis._value).tolist()
+    if np.ndim(axis) == 0:
+        return (axis1(axis, x.ndim, "norm"),), False
+    ax = tuple(axis1(a, x.ndim, "norm") for a in axis)
+    if len(ax) not in (1, 2) or len(set(ax)) != len(ax):
+        raise ValueError(f"norm: axis must be None, an int or a pair of distinct axes, got "
+                         f"{axis!r} for a tensor of shape {_shape(x)}.")
+    return ax, len(ax) == 2
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
+    """Vector or matrix norm, as ``tf.norm``.
+
+    ``axis`` None (the whole tensor as one vector), an int (vector norms along it) or a pair
+    (matrix norms). Vector ``ord``: 'euclidean', 1, 2, ``np.inf`` or any p > 0. Matrix
+    ``ord``: 'euclidean'/'fro', 1 (max column sum), ``np.inf`` (max row sum); 2, the largest
+    singular value, is not implemented. As in TensorFlow, the gradient of the euclidean norm
+    of a zero vector is nan (use ``clip_by_norm`` or add an epsilon where that matters).
+
+    >>> import tapegrad as tf
+    >>> float(tf.norm([3.0, 4.0]))
+    5.0
+    """
+    x = _tensor(tensor)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"norm: input must be a floating tensor, got {x.dtype.name}.")
+    ax, is_matrix = _norm_axes(x, axis)
+    if isinstance(ord, bool):  # True == 1 in Python, but it is no norm order
+        raise ValueError(f"norm: ord={ord!r} is not a norm order.")
+    if is_matrix:
+        if ord not in _MATRIX_ORDS:
+            raise ValueError(f"norm: ord={ord!r} is not a supported matrix norm; use "
+                             "'euclidean', 'fro', 1 or np.inf.")
+        if ord == 2:
+            raise NotImplementedError("norm: the matrix 2-norm (largest singular value) is not "
+                                      "implemented; use ord='fro', 1 or np.inf.")
+    elif not (ord in _VECTOR_ORDS or (isinstance(ord, numbers.Real) and ord > 0)):
+        hint = " ('fro' is a matrix norm: give axis as a pair)" if ord == "fro" else ""
+        raise ValueError(f"norm: ord={ord!r} is not a supported vector norm; use "
+                         f"'euclidean', 1, 2, np.inf or a number > 0{hint}.")
+    if ord in ("euclidean", "fro") or (ord == 2 and not is_matrix):
+        out = M.sqrt(M.reduce_sum(x * x, axis=ax, keepdims=True))
+    elif ord == 1 and is_matrix:       # max over columns of the column sums
+        out = M.reduce_max(M.reduce_sum(M.abs(x), axis=ax[0], keepdims=True), axis=ax[1],
+                           keepdims=True)
+    elif ord == np.inf and is_matrix:  # max over rows of the row sums
+        out = M.reduce_max(M.reduce_sum(M.abs(x), axis=ax[1], keepdims=True), axis=ax[0],
+                           keepdims=True)
+    elif ord == 1:
+        out = M.reduce_sum(M.abs(x), axis=ax, keepdims=True)
+    elif ord == np.inf:
+        out = M.reduce_max(M.abs(x), axis=ax, keepdims=True)
+    else:
+        p = float(ord)
+        out = M.pow(M.reduce_sum(M.pow(M.abs(x), p), axis=ax, keepdims=True), 1.0 / p)
+    return out if keepdims else A.squeeze(out, axis=list(ax))
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """Rescale ``t`` so that its L2 norm over ``axes`` is at most ``clip_norm``.
+
+    >>> import tapegrad as tf
+    >>> tf.clip_by_norm([3.0, 4.0], 1.0).numpy().tolist()
+    [0.6000000238418579, 0.800000011920929]
+    """
+    t = _tensor(t)
+    c = A.cast(clip_norm, t.dtype) if isinstance(clip_norm, Tensor) else clip_norm
+    l2sum = M.reduce_sum(t * t, axis=axes, keepdims=True)
+    # as TensorFlow: a zero norm takes sqrt of a safe 1 so its gradient stays finite
+    pos = l2sum > 0
+    l2norm = M.where(pos, M.sqrt(M.where(pos, l2sum, A.ones_like(l2sum))), l2sum)
+    return t * c / M.maximum(l2norm, c)

@@ -2,11 +2,20 @@
 
 ``matmul`` only sees operands of rank >= 2: the op layer lifts vectors to matrices, so the
 rules stay short. Batch axes broadcast, and the engine sums cotangents back to each input.
+``einsum`` sees explicit subscripts without ellipsis and with one size per letter: the op
+layer expands '...' and broadcasts, so the rules only deal with letters.
+
+The derivative rules are the textbook ones (Giles 2008, "Collected matrix derivative
+results"; Murray 2016 for the Cholesky factor), written with tapegrad ops so they
+differentiate again.
 """
+import string
+
 import numpy as np
 
 import tapegrad.ops as T
 from tapegrad.core.dispatch import Primitive
+from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.registry import broadcast_shapes, xp
 
 
@@ -15,6 +24,67 @@ def _mT(x):
     return T.linalg.matrix_transpose(x)
 
 
+def _sym(x):
+    return 0.5 * (x + _mT(x))
+
+
+def _expand2(x):
+    """Append two unit axes, so a per-matrix scalar scales its whole matrix."""
+    return T.reshape(x, tuple(x.shape) + (1, 1))
+
+
+def _tr(x):
+    return T.linalg.trace(x)
+
+
+def _lift(args, batched, core):
+    """Line up the vmapped axis 0 of batched operands whose own batch axes broadcast.
+
+    ``core[i]`` is the number of trailing (matrix) axes of ``args[i]``. Batched operands get
+    unit axes after axis 0 until they have as many batch axes as the widest operand, so that
+    NumPy's right-aligned broadcasting pairs axis 0 with nothing but axis 0.
+    """
+    nb = max(a.ndim - int(b) - c for a, b, c in zip(args, batched, core))
+    out = []
+    for a, b, c in zip(args, batched, core):
+        own = a.ndim - 1 - c
+        if b and own < nb:
+            a = T.reshape(a, (a.shape[0],) + (1,) * (nb - own) + tuple(a.shape[1:]))
+        out.append(a)
+    return out
+
+
+def _unary_batch(prim):
+    """A primitive on the last two axes already maps over any leading axes."""
+    return lambda args, batched, **params: prim.bind_raw(args[0], **params)
+
+
+def _square_abstract(name, keep):
+    def rule(a, **params):
+        if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+            raise ValueError(f"{name}: expected square matrices, got shape {tuple(a.shape)}")
+        return (tuple(a.shape) if keep else tuple(a.shape[:-2])), a.dtype
+    return rule
+
+
+def _solve_abstract(name):
+    def rule(a, b, **params):
+        if a.shape[-1] != a.shape[-2] or a.shape[-1] != b.shape[-2]:
+            raise ValueError(f"{name}: matrix {tuple(a.shape)} and rhs {tuple(b.shape)} do not "
+                             "fit")
+        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        return batch + tuple(b.shape[-2:]), np.result_type(a.dtype, b.dtype)
+    return rule
+
+
+def _matrix_batch(prim):
+    """Batching rule of a two-matrix primitive whose batch axes broadcast (solve...)."""
+    def rule(args, batched, **params):
+        return prim.bind_raw(*_lift(args, batched, (2, 2)), **params)
+    return rule
+
+
+# ---- matmul -----------------------------------------------------------------------------
 def _matmul_abstract(a, b):
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: inner dimensions differ: {tuple(a.shape)} @ {tuple(b.shape)}")
@@ -34,26 +104,238 @@ matmul_p = Primitive(
 def _matmul_batch(args, batched):
     a, b = args
     ba, bb = batched
-    # Align batch ranks so the vmapped axis lines up with the other operand's batch axes.
-    if ba and not bb and b.ndim > 2:
-        a = T.reshape(a, (a.shape[0],) + (1,) * max(0, b.ndim - (a.ndim - 1)) + tuple(a.shape[1:]))
-    if bb and not ba and a.ndim > 2:
-        b = T.reshape(b, (b.shape[0],) + (1,) * max(0, a.ndim - (b.ndim - 1)) + tuple(b.shape[1:]))
-    if ba and bb:
-        ra, rb = a.ndim, b.ndim
-        if ra < rb:
-            a = T.reshape(a, (a.shape[0],) + (1,) * (rb - ra) + tuple(a.shape[1:]))
-        elif rb < ra:
-            b = T.reshape(b, (b.shape[0],) + (1,) * (ra - rb) + tuple(b.shape[1:]))
     if ba and not bb and b.ndim == 2 and a.ndim == 3:
         # (B, m, k) @ (k, n): one large GEMM on (B*m, k)
         B, m, k = a.shape
         out = matmul_p.bind_raw(T.reshape(a, (B * m, k)), b)
         return T.reshape(out, (B, m, b.shape[-1]))
-    if not ba and bb and a.ndim == 2:
-        # a (m, k) @ (B, k, n): broadcasting matmul
-        return matmul_p.bind_raw(a, b)
-    return matmul_p.bind_raw(a, b)
+    return matmul_p.bind_raw(*_lift(args, batched, (2, 2)))
 
 
 matmul_p.batch = _matmul_batch
+
+
+# ---- einsum: variadic; subscripts are explicit, e.g. 'ij,jk->ik' ------------------------
+def _einsum(*xs, subscripts):
+    # NumPy's path optimiser hands contractions to BLAS (4x faster at 64 x 64) and orders three
+    # or more operands well, but its search costs ~10us: skip it for one operand or tiny ones.
+    big = len(xs) > 2 or (len(xs) == 2 and max(np.size(x) for x in xs) >= 1024)
+    return xp.einsum(subscripts, *xs, optimize=big)
+
+
+def _split(subscripts):
+    lhs, out = subscripts.split("->")
+    return lhs.split(","), out
+
+
+def _letter_sizes(ins, shapes):
+    sizes = {}
+    for s, shape in zip(ins, shapes):
+        for c, n in zip(s, shape):
+            sizes[c] = n
+    return sizes
+
+
+def _einsum_abstract(*avals, subscripts):
+    ins, out = _split(subscripts)
+    sizes = _letter_sizes(ins, [a.shape for a in avals])
+    return tuple(sizes[c] for c in out), np.result_type(*[a.dtype for a in avals])
+
+
+def _fresh(subscripts):
+    """Letters the subscripts do not use, for new axes."""
+    return iter([c for c in string.ascii_letters if c not in subscripts])
+
+
+def _einsum_ct(i, g, xs, subscripts):
+    """Cotangent of operand ``i``: contract ``g`` with every other operand.
+
+    Two cases need constants. A letter repeated in operand i ('ii') reads a diagonal, so its
+    cotangent lives on that diagonal: the repeat gets a fresh letter tied to the first by an
+    identity matrix. A letter summed within operand i alone ('ij->i') reaches no other
+    operand, so the cotangent is constant along it: a ones vector carries it.
+    """
+    ins, out = _split(subscripts)
+    sizes = _letter_sizes(ins, [x.shape for x in xs])
+    fresh = _fresh(subscripts)
+    dt = g.dtype
+    target, seen, subs, ops = [], [], [], []
+    for c in ins[i]:
+        if c in seen:
+            f = next(fresh)
+            target.append(f)
+            subs.append(c + f)
+            ops.append(Tensor._wrap(np.eye(sizes[c], dtype=dt)))
+        else:
+            seen.append(c)
+            target.append(c)
+    elsewhere = set(out).union(*[ins[j] for j in range(len(ins)) if j != i])
+    for c in seen:
+        if c not in elsewhere:
+            subs.append(c)
+            ops.append(Tensor._wrap(np.ones(sizes[c], dtype=dt)))
+    others = [j for j in range(len(xs)) if j != i]
+    eq = ",".join([out] + [ins[j] for j in others] + subs) + "->" + "".join(target)
+    return einsum_p.bind_raw(g, *[xs[j] for j in others], *ops, subscripts=eq)
+
+
+def _einsum_vjp(g, ans, *xs, subscripts):
+    return tuple(_einsum_ct(i, g, xs, subscripts) for i in range(len(xs)))
+
+
+def _einsum_jvp(tangents, ans, *xs, subscripts):
+    # einsum is linear in each operand: the tangent is a sum of einsums, one per tangent
+    out = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        term = einsum_p.bind_raw(*xs[:i], t, *xs[i + 1:], subscripts=subscripts)
+        out = term if out is None else out + term
+    return out
+
+
+def _einsum_batch(args, batched, *, subscripts):
+    ins, out = _split(subscripts)
+    z = next(_fresh(subscripts))
+    ins = [z + s if b else s for s, b in zip(ins, batched)]
+    return einsum_p.bind_raw(*args, subscripts=",".join(ins) + "->" + z + out)
+
+
+einsum_p = Primitive("einsum", _einsum, nin=None, abstract=_einsum_abstract, vjp=_einsum_vjp,
+                     jvp=_einsum_jvp, batch=_einsum_batch,
+                     emit="_einsum({args}, subscripts='{subscripts}')")
+
+
+# ---- inverse and determinants --------------------------------------------------------------
+inv_p = Primitive(
+    "inv", xp.linalg.inv, nin=1, abstract=_square_abstract("inv", True),
+    vjp=(lambda g, ans, a: -T.matmul(_mT(ans), T.matmul(g, _mT(ans))),),
+    jvp=(lambda a_dot, ans, a: -T.matmul(ans, T.matmul(a_dot, ans)),),
+    emit="np.linalg.inv({0})")
+inv_p.batch = _unary_batch(inv_p)
+
+# d det(A) = det(A) tr(A^-1 dA); the VJP needs A invertible, as in TensorFlow
+det_p = Primitive(
+    "det", xp.linalg.det, nin=1, abstract=_square_abstract("det", False),
+    vjp=(lambda g, ans, a: _expand2(g * ans) * _mT(T.linalg.inv(a)),),
+    jvp=(lambda a_dot, ans, a: ans * _tr(T.linalg.solve(a, a_dot)),),
+    emit="np.linalg.det({0})")
+det_p.batch = _unary_batch(det_p)
+
+
+def _logabsdet(a):
+    return xp.linalg.slogdet(a)[1]
+
+
+def _detsign(a):
+    return xp.linalg.slogdet(a)[0]
+
+
+logabsdet_p = Primitive(
+    "logabsdet", _logabsdet, nin=1, abstract=_square_abstract("logabsdet", False),
+    vjp=(lambda g, ans, a: _expand2(g) * _mT(T.linalg.inv(a)),),
+    jvp=(lambda a_dot, ans, a: _tr(T.linalg.solve(a, a_dot)),),
+    emit="np.linalg.slogdet({0})[1]")
+logabsdet_p.batch = _unary_batch(logabsdet_p)
+
+# the sign of the determinant is piecewise constant: no gradient
+detsign_p = Primitive("detsign", _detsign, nin=1, abstract=_square_abstract("detsign", False),
+                      nondiff=True, emit="np.linalg.slogdet({0})[0]")
+detsign_p.batch = _unary_batch(detsign_p)
+
+
+# ---- solve ---------------------------------------------------------------------------------
+def _solve(a, b):
+    # Broadcast the batch axes explicitly: NumPy 1.x reads a rhs with one axis fewer than
+    # the matrix as a stack of vectors, NumPy 2 as a matrix. Equal ranks mean the same to both.
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return xp.linalg.solve(xp.broadcast_to(a, batch + a.shape[-2:]),
+                           xp.broadcast_to(b, batch + b.shape[-2:]))
+
+
+def _solve_vjp_b(g, ans, a, b):
+    return T.linalg.solve(a, g, adjoint=True)
+
+
+solve_p = Primitive(
+    "solve", _solve, nin=2, abstract=_solve_abstract("solve"),
+    vjp=(lambda g, ans, a, b: -T.matmul(_solve_vjp_b(g, ans, a, b), _mT(ans)),
+         _solve_vjp_b),
+    jvp=(lambda a_dot, ans, a, b: -T.linalg.solve(a, T.matmul(a_dot, ans)),
+         lambda b_dot, ans, a, b: T.linalg.solve(a, b_dot)),
+    emit="_solve({0}, {1})")
+solve_p.batch = _matrix_batch(solve_p)
+
+
+# ---- Cholesky factor -------------------------------------------------------------------------
+def _phi(x):
+    """The lower triangle with the diagonal halved (Murray 2016's Phi)."""
+    n = x.shape[-1]
+    c = np.tril(np.ones((n, n), dtype=x.dtype)) - 0.5 * np.eye(n, dtype=x.dtype)
+    return x * Tensor._wrap(c)
+
+
+def _cholesky_vjp(g, L, a):
+    # A_bar = sym(L^-T Phi(L^T G) L^-1), with triangular solves in place of inverses
+    x = T.linalg.triangular_solve(L, _phi(T.matmul(_mT(L), g)), lower=True, adjoint=True)
+    s_t = T.linalg.triangular_solve(L, _mT(x), lower=True, adjoint=True)
+    return _sym(s_t)
+
+
+def _cholesky_jvp(a_dot, L, a):
+    # dL = L Phi(L^-1 sym(dA) L^-T). Only sym(dA) matters, so that this JVP is the exact
+    # transpose of the symmetrised VJP (both read A as symmetric, as TensorFlow does).
+    y = T.linalg.triangular_solve(L, _sym(a_dot), lower=True)
+    m = _mT(T.linalg.triangular_solve(L, _mT(y), lower=True))
+    return T.matmul(L, _phi(m))
+
+
+cholesky_p = Primitive("cholesky", xp.linalg.cholesky, nin=1,
+                       abstract=_square_abstract("cholesky", True),
+                       vjp=(_cholesky_vjp,), jvp=(_cholesky_jvp,),
+                       emit="np.linalg.cholesky({0})")
+cholesky_p.batch = _unary_batch(cholesky_p)
+
+
+# ---- triangular solve --------------------------------------------------------------------------
+def _triangular_solve(a, b, lower, adjoint):
+    # Only the named triangle of ``a`` is read, as in TensorFlow. An LU solve of the masked
+    # matrix keeps NumPy the only dependency and handles any batch of matrices.
+    a = xp.tril(a) if lower else xp.triu(a)
+    if adjoint:
+        a = xp.swapaxes(a, -1, -2)
+    return _solve(a, b)
+
+
+def _band(x, lower):
+    return T.linalg.band_part(x, -1, 0) if lower else T.linalg.band_part(x, 0, -1)
+
+
+def _trsolve_vjp_b(g, ans, a, b, *, lower, adjoint):
+    return T.linalg.triangular_solve(a, g, lower=lower, adjoint=not adjoint)
+
+
+def _trsolve_vjp_a(g, ans, a, b, *, lower, adjoint):
+    b_bar = _trsolve_vjp_b(g, ans, a, b, lower=lower, adjoint=adjoint)
+    ct = -T.matmul(ans, _mT(b_bar)) if adjoint else -T.matmul(b_bar, _mT(ans))
+    return _band(ct, lower)
+
+
+def _trsolve_jvp_a(a_dot, ans, a, b, *, lower, adjoint):
+    d = _band(a_dot, lower)
+    d = _mT(d) if adjoint else d
+    return -T.linalg.triangular_solve(a, T.matmul(d, ans), lower=lower, adjoint=adjoint)
+
+
+triangular_solve_p = Primitive(
+    "triangular_solve", _triangular_solve, nin=2, abstract=_solve_abstract("triangular_solve"),
+    vjp=(_trsolve_vjp_a, _trsolve_vjp_b),
+    jvp=(_trsolve_jvp_a,
+         lambda b_dot, ans, a, b, *, lower, adjoint:
+         T.linalg.triangular_solve(a, b_dot, lower=lower, adjoint=adjoint)),
+    emit="_triangular_solve({0}, {1}, {lower}, {adjoint})")
+triangular_solve_p.batch = _matrix_batch(triangular_solve_p)
+
+
+# The code generator imports these by name for the ``emit`` strings above.
+EMIT_HELPERS = {"_einsum": _einsum, "_solve": _solve, "_triangular_solve": _triangular_solve}

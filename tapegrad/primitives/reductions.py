@@ -54,19 +54,47 @@ def _argmax_mask(x, ans, axis, keepdims):
     return m / T.reduce_sum(m, axis=axis, keepdims=True)
 
 
-def _prod_of_others(x, ans, axis):
+def _exclusive_cumprod_last(x):
+    """prod(x[..., :i]) for each i, as a log-depth scan of multiplications and pads.
+
+    Built from differentiable primitives only (no division), so it is exact where elements
+    are zero and at every order of differentiation.
+    """
+    n = x.shape[-1]
+    pad = [[0, 0]] * (x.ndim - 1)
+    y = T.pad(x[..., :-1], pad + [[1, 0]], constant_values=1.0)
+    k = 1
+    while k < n:
+        y = y * T.pad(y[..., :-k], pad + [[k, 0]], constant_values=1.0)
+        k *= 2
+    return y
+
+
+def _prod_of_others(x, ans, axis, keepdims):
     """For each element, the product of the other elements of its reduction group.
 
-    ``ans / x`` fails where x is 0, so zeros are counted: with one zero in a group only that
-    element's partner-product is non-zero; with two or more all of them are zero.
+    Without zeros that is ``ans / x``, exact at every order there. With zeros, it is the
+    product of the exclusive running products from the left and from the right: ``ans / x``
+    would divide by zero, and masking the zeros out (``where``) would give the right values
+    but wrong higher derivatives.
     """
-    zero = T.equal(x, 0)
-    nz = T.reduce_sum(T.cast(zero, x.dtype), axis=axis, keepdims=True)
-    safe = T.where(zero, T.ones_like(x), x)
-    prod_nonzero = T.reduce_prod(safe, axis=axis, keepdims=True)
-    no_zero = prod_nonzero / safe
-    one_zero = T.where(zero, T.broadcast_to(prod_nonzero, x.shape), T.zeros_like(x))
-    return T.where(nz == 0, no_zero, T.where(nz == 1, one_zero, T.zeros_like(x)))
+    if not getattr(x, "_symbolic", False) and not np.any(np.asarray(x._value) == 0):
+        a = ans if keepdims else T.reshape(ans, _keep_shape(x.shape, axis))
+        return a / x
+    keep = [i for i in range(x.ndim) if i not in axis]
+    perm = tuple(keep) + tuple(axis)
+    xt = T.transpose(x, perm)
+    lead = tuple(xt.shape[:len(keep)])
+    n = 1
+    for a in axis:
+        n *= x.shape[a]
+    if n == 0:
+        return T.zeros_like(x)
+    xf = T.reshape(xt, lead + (n,))
+    rev = (slice(None),) * len(lead) + (slice(None, None, -1),)
+    others = _exclusive_cumprod_last(xf) * _exclusive_cumprod_last(xf[rev])[rev]
+    others = T.reshape(others, tuple(xt.shape))
+    return T.transpose(others, tuple(int(i) for i in np.argsort(perm)))
 
 
 # fmt: off
@@ -95,9 +123,10 @@ reduce_min_p = _reduction(
 reduce_prod_p = _reduction(
     "reduce_prod", lambda x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
     vjp=lambda g, ans, x, *, axis, keepdims:
-        _expand(g, x, axis, keepdims) * _prod_of_others(x, ans, axis),
+        _expand(g, x, axis, keepdims) * _prod_of_others(x, ans, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims:
-        T.reduce_sum(t * _prod_of_others(x, ans, axis), axis=axis, keepdims=keepdims),
+        T.reduce_sum(t * _prod_of_others(x, ans, axis, keepdims), axis=axis,
+                     keepdims=keepdims),
     emit="np.prod({0}, axis={axis}, keepdims={keepdims})")
 # fmt: on
 

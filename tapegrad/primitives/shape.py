@@ -109,11 +109,13 @@ class Index:
 
 
 def _index_add(g, index, shape):
+    # generated code passes the key itself (the repr of an Index is a tuple)
+    key = index.key if isinstance(index, Index) else index
     out = xp.zeros(shape, dtype=g.dtype)
-    if index.is_basic():
-        out[index.key] += g   # basic indices never repeat an element
+    if any(isinstance(k, np.ndarray) and k.dtype != bool for k in key):
+        xp.add.at(out, key, g)  # integer arrays may name an element twice
     else:
-        xp.add.at(out, index.key, g)
+        out[key] += g  # slices, ints and masks never do
     return out
 
 
@@ -131,19 +133,42 @@ index_add_p.jvp = _linear_jvp(index_add_p)
 index_add_p.abstract = lambda x, *, index, shape: (tuple(shape), x.dtype)
 
 
+def _moved_rank(key):
+    """How many leading axes NumPy gives the advanced indices of ``key`` when it moves them.
+
+    NumPy puts the axes of the broadcast advanced indices (arrays, and ints alongside them)
+    first when those indices are not next to each other in the key; otherwise they stay in
+    place and this is 0. Behind a batch axis they would then land in front of it.
+    """
+    arrays = [k for k in key if isinstance(k, np.ndarray)]
+    if not arrays:
+        return 0
+    pos = [i for i, k in enumerate(key) if isinstance(k, (np.ndarray, int, np.integer))]
+    if pos[-1] - pos[0] + 1 == len(pos):
+        return 0
+    # a boolean mask stands for its nonzero() index arrays: one axis of nnz entries
+    shapes = [(int(np.count_nonzero(k)),) if k.dtype == bool else k.shape for k in arrays]
+    return len(np.broadcast_shapes(*shapes))
+
+
 def _getitem_batch(args, batched, *, index):
-    x = args[0]
-    if Ellipsis in [k for k in index.key if not isinstance(k, np.ndarray)] or index.is_basic():
-        return getitem_p.bind_raw(x, index=index.shifted())
-    # advanced indexing: NumPy moves advanced-index axes to the front when they are not
-    # adjacent, so keep the batch axis first by transposing it back afterwards
-    out = getitem_p.bind_raw(x, index=index.shifted())
+    out = getitem_p.bind_raw(args[0], index=index.shifted())
+    r = _moved_rank(index.key)
+    if r:  # the batch axis landed behind the moved advanced axes: bring it back to the front
+        out = T.transpose(out, (r,) + tuple(range(r)) + tuple(range(r + 1, out.ndim)))
     return out
 
 
+def _index_add_batch(args, batched, *, index, shape):
+    g = args[0]
+    r = _moved_rank(index.key)
+    if r:  # the shifted index expects the batch axis where getitem's batch rule found it
+        g = T.transpose(g, tuple(range(1, r + 1)) + (0,) + tuple(range(r + 1, g.ndim)))
+    return index_add_p.bind_raw(g, index=index.shifted(), shape=(args[0].shape[0],) + tuple(shape))
+
+
 getitem_p.batch = _getitem_batch
-index_add_p.batch = lambda args, batched, *, index, shape: index_add_p.bind_raw(
-    args[0], index=index.shifted(), shape=(args[0].shape[0],) + tuple(shape))
+index_add_p.batch = _index_add_batch
 
 
 # ---- take: gather along an axis with a (possibly traced) integer tensor --------------------
@@ -170,19 +195,47 @@ take_add_p.jvp = (lambda t, ans, x, i, *, axis, size:
                   take_add_p.bind_raw(t, i, axis=axis, size=size), None)
 
 
+def _fold_batch(i, n):
+    """Indices of each example into a batch folded into one axis of length B * n."""
+    b = i.shape[0]
+    offsets = T.reshape(T.range(b, dtype=i.dtype) * n, (b,) + (1,) * (i.ndim - 1))
+    return T.floormod(i, n) + offsets
+
+
 def _take_batch(args, batched, *, axis):
     x, i = args
     bx, bi = batched
     if bx and not bi:
         return take_p.bind_raw(x, i, axis=axis + 1)
-    return None  # batched indices: the engine falls back to a loop
+    if not bx:  # shared params, per-example indices: the batch axis appears at ``axis``
+        out = take_p.bind_raw(x, i, axis=axis)
+        return T.transpose(out, (axis,) + tuple(a for a in range(out.ndim) if a != axis))
+    # both batched: fold the batch into the gathered axis and offset each example's indices
+    b, n, ni = x.shape[0], x.shape[axis + 1], i.ndim - 1
+    xm = T.transpose(x, (0, axis + 1) + tuple(a for a in range(1, x.ndim) if a != axis + 1))
+    out = take_p.bind_raw(T.reshape(xm, (b * n,) + tuple(xm.shape[2:])), _fold_batch(i, n),
+                          axis=0)  # (B, *i, x's axes before ``axis``, x's axes after it)
+    perm = ((0,) + tuple(range(ni + 1, ni + 1 + axis)) + tuple(range(1, ni + 1))
+            + tuple(range(ni + 1 + axis, out.ndim)))
+    return T.transpose(out, perm)
 
 
 def _take_add_batch(args, batched, *, axis, size):
     g, i = args
-    if batched[0] and not batched[1]:
+    bg, bi = batched
+    if bg and not bi:
         return take_add_p.bind_raw(g, i, axis=axis + 1, size=size)
-    return None
+    if not bg:
+        g = T.broadcast_to(g, (i.shape[0],) + tuple(g.shape))
+    # per-example indices: the transpose of the folded take above
+    b, ni = g.shape[0], i.ndim - 1
+    perm = ((0,) + tuple(range(axis + 1, axis + 1 + ni)) + tuple(range(1, axis + 1))
+            + tuple(range(axis + 1 + ni, g.ndim)))
+    gm = T.transpose(g, perm)  # (B, *i, g's axes before ``axis``, the rest)
+    out = take_add_p.bind_raw(gm, _fold_batch(i, size), axis=0, size=b * size)
+    out = T.reshape(out, (b, size) + tuple(out.shape[1:]))
+    return T.transpose(out, (0,) + tuple(range(2, axis + 2)) + (1,) + tuple(
+        range(axis + 2, out.ndim)))
 
 
 take_p.batch = _take_batch
@@ -248,3 +301,7 @@ diag_part_p.batch = lambda args, batched: diag_part_p.bind_raw(args[0])
 # ---- stop_gradient: the identity that no tape looks through ---------------------------------
 stop_gradient_p = Primitive("stop_gradient", lambda x: x, nin=1, nondiff=True, emit="{0}")
 stop_gradient_p.batch = lambda args, batched: stop_gradient_p.bind_raw(args[0])
+
+
+# The code generator imports these by name for the ``emit`` strings above.
+EMIT_HELPERS = {"_index_add": _index_add, "_take_add": _take_add}

@@ -1,5 +1,5 @@
 """``ForwardAccumulator``: forward-mode JVPs computed as each operation runs."""
-import numpy as np
+import warnings
 
 import tapegrad.ops as T
 from tapegrad.core.state import STATE, swap_recorders
@@ -10,7 +10,13 @@ from tapegrad.util import nest
 
 
 class ForwardAccumulator:
-    """Compute Jacobian-vector products with forward mode.
+    """Compute Jacobian-vector products with forward mode, as ``tf.autodiff.ForwardAccumulator``.
+
+    ``primals`` (tensors or variables, possibly nested) get the matching ``tangents``; every
+    operation run inside the context computes its output's tangent at once. ``jvp(t)`` looks
+    it up, also after the context has ended. Nested with a ``GradientTape`` (either way
+    round) or another accumulator, it gives second derivatives: the outer one sees the inner
+    one's derivative computations.
 
     >>> import tapegrad as tf
     >>> x = tf.constant(3.0)
@@ -25,26 +31,36 @@ class ForwardAccumulator:
         if len(fp) != len(ft):
             raise ValueError(f"ForwardAccumulator: {len(fp)} primals but {len(ft)} tangents; "
                              "they must have the same structure.")
-        self._tangents = {}
+        self._tangents = {}   # id(tensor) -> (tensor, tangent): keeps both alive
+        self._level = 0
+        self._entered = False
         for p, t in zip(fp, ft):
             if not isinstance(p, Tensor):
                 raise TypeError(f"ForwardAccumulator: primals must be tensors or variables, "
-                                f"got {type(p).__name__}.")
+                                f"got {p!r} of type {type(p).__name__}.")
             if id(p) in self._tangents:
                 raise ValueError(f"Tensor {p} was specified as a primal multiple times. This "
                                  "may indicate an error. If it was intended, please sum the "
                                  "corresponding tangents.")
+            if t is None:
+                raise ValueError(f"ForwardAccumulator: the tangent of primal {p!r} is None.")
             t = T.convert_to_tensor(t, dtype=p.dtype) if not isinstance(t, Tensor) else t
             if tuple(t.shape) != tuple(p.shape):
                 raise ValueError(f"ForwardAccumulator: tangent shape {tuple(t.shape)} does not "
                                  f"match primal shape {tuple(p.shape)}.")
+            if p.dtype.kind not in "fc":
+                warnings.warn(f"ForwardAccumulator: primal of dtype {p.dtype.name} is not "
+                              "floating; its tangent is ignored.", stacklevel=2)
+                continue
+            if t.dtype != p.dtype:
+                t = T.cast(t, p.dtype)
             self._tangents[id(p)] = (p, t)
-        self._entered = False
 
     def __enter__(self):
         if self._entered:
             raise ValueError("Accumulator is already recording.")
         self._entered = True
+        self._level = STATE.batch_level
         STATE.recorders = STATE.recorders + [self]
         STATE.refresh()
         return self
@@ -56,15 +72,21 @@ class ForwardAccumulator:
         return False
 
     def record(self, prim, args, params, out, recorders, index):
+        if getattr(out, "_level", 0) > self._level:
+            return  # an operation of a vmap opened inside: its plain operations are seen too
         tan = self._tangents
-        ts = [tan.get(id(a)) for a in args]
-        if all(t is None for t in ts):
-            return
-        if out.dtype.kind not in "fc":
+        ts = None
+        for i, a in enumerate(args):
+            e = tan.get(id(a))
+            if e is not None:
+                if ts is None:
+                    ts = [None] * len(args)
+                ts[i] = e[1]
+        if ts is None or out.dtype.kind not in "fc":
             return
         # Only recorders outside this one see the JVP computation (that is how nesting works).
         with swap_recorders(recorders[:index]):
-            t = jvp_of(prim, args, params, out, [None if t is None else t[1] for t in ts])
+            t = jvp_of(prim, args, params, out, ts)
         if t is not None:
             tan[id(out)] = (out, t)
 
@@ -74,10 +96,17 @@ class ForwardAccumulator:
             self._tangents[id(val)] = (val, e[1])
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
-        """The JVP of tensors computed inside (same structure as ``primals``)."""
+        """The JVP of tensors computed inside (same structure as ``primals``).
+
+        Tensors that do not depend on a primal give None, or zeros with
+        ``unconnected_gradients='zero'``.
+        """
         unconnected = _unconnected(unconnected_gradients)
 
         def one(p):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"ForwardAccumulator.jvp: expected tensors, got {p!r} of type "
+                                f"{type(p).__name__}.")
             e = self._tangents.get(id(p))
             if e is not None:
                 return e[1]
@@ -85,6 +114,3 @@ class ForwardAccumulator:
                 return T.zeros(p.shape, dtype=p.dtype)
             return None
         return nest.map_structure(one, primals)
-
-
-_ = np

@@ -185,9 +185,15 @@ class GradientTape:
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
                                "set of gradients (or jacobians)")
+        entries = self._entries
         if not self._persistent:
             self._used = True
             self._stop()
+            # Drop the records now: the caller's `entries` is the last reference, so the
+            # intermediates are freed as soon as this use returns (reference counting only).
+            # watched_variables() keeps answering, as in TensorFlow.
+            self._entries, self._watched, self._keep = [], set(), []
+        return entries
 
     def _recorders_for_backward(self):
         """Who records the derivative computation: outer tapes, and a persistent tape itself."""
@@ -207,7 +213,7 @@ class GradientTape:
             raise TypeError("Argument `target` should be a list or nested structure of Tensors, "
                             "Variables or CompositeTensors to be differentiated, but received "
                             "None.")
-        self._begin_use()
+        entries = self._begin_use()
         if type(unconnected_gradients) is not UnconnectedGradients:
             unconnected_gradients = _unconnected(unconnected_gradients)
         if (output_gradients is None and isinstance(target, Tensor)
@@ -215,7 +221,7 @@ class GradientTape:
                 and sources.dtype.kind in "fc"):
             # the common case — one target, one source — without the structure handling
             with swap_recorders(self._recorders_for_backward()):
-                c = backward(self._entries, {id(target): T.ones_like(target)}, {id(sources)})
+                c = backward(entries, {id(target): T.ones_like(target)}, {id(sources)})
             c = c.get(id(sources))
             if c is None and unconnected_gradients is UnconnectedGradients.ZERO:
                 c = _zeros_for(sources)
@@ -241,7 +247,7 @@ class GradientTape:
             if not _is_float(t):
                 warnings.warn(f"The dtype of the target tensor must be floating (e.g. "
                               f"tf.float32) when calling GradientTape.gradient, got "
-                              f"{t.dtype.name}", stacklevel=2)
+                              f"tf.{t.dtype.name}", stacklevel=2)
                 continue
             if og is None:
                 g = T.ones_like(t)
@@ -257,10 +263,10 @@ class GradientTape:
             if not _is_float(s):
                 warnings.warn(f"The dtype of the source tensor must be floating (e.g. "
                               f"tf.float32) when calling GradientTape.gradient, got "
-                              f"{s.dtype.name}", stacklevel=2)
+                              f"tf.{s.dtype.name}", stacklevel=2)
             good.append(_is_float(s))
         with swap_recorders(self._recorders_for_backward()):
-            cts = backward(self._entries, seeds, {id(s) for s, ok in zip(flat_sources, good) if ok})
+            cts = backward(entries, seeds, {id(s) for s, ok in zip(flat_sources, good) if ok})
         out = []
         for s, ok in zip(flat_sources, good):
             c = cts.get(id(s)) if ok else None
@@ -274,8 +280,11 @@ class GradientTape:
                  chunk_size=None):
         """Jacobian of ``target`` with respect to each source: ``target.shape + source.shape``.
 
-        All rows are computed in one vectorized pass. ``mode`` is 'auto' (forward mode when
-        the source has fewer elements than the target), 'forward' or 'reverse'.
+        ``sources`` may be nested; the result has its structure. All rows are computed in one
+        vectorized pass, chunked under ``tapegrad.config.memory_budget()`` unless
+        ``chunk_size`` (rows per pass) is given. ``mode`` is 'auto' (forward mode when the
+        sources have fewer elements than the target), 'forward' or 'reverse'.
+        ``experimental_use_pfor=False`` computes the rows one by one (persistent tapes only).
 
         >>> import tapegrad as tf
         >>> with tf.GradientTape() as g:
@@ -286,24 +295,33 @@ class GradientTape:
         [[2.0, 0.0], [0.0, 4.0]]
         """
         from tapegrad.transforms import jacobians
-        if target is None or not isinstance(target, Tensor):
-            raise TypeError(f"jacobian: target must be a Tensor, got {type(target).__name__}.")
+        if not isinstance(target, Tensor):
+            raise TypeError(f"jacobian: target must be a single Tensor or Variable, got "
+                            f"{target!r} of type {type(target).__name__}.")
+        flat_sources = nest.flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, Tensor):
+                raise ValueError(f"GradientTape.jacobian: sources must be tensors or "
+                                 f"variables, got {s!r} of type {type(s).__name__}.")
+        mode = jacobians.check_mode(mode)
+        chunk_size = jacobians.check_chunk_size(chunk_size)
+        unconnected = _unconnected(unconnected_gradients)
         if not experimental_use_pfor and not self._persistent:
             raise RuntimeError("GradientTape must be created with persistent=True to compute "
                                "the jacobian with eager execution enabled and with "
                                "experimental_use_pfor set to False.")
-        mode = jacobians.check_mode(mode)
-        chunk_size = jacobians.check_chunk_size(chunk_size)
-        self._begin_use()
-        unconnected = _unconnected(unconnected_gradients)
-        flat_sources = nest.flatten(sources)
+        entries = self._begin_use()
+        if not _is_float(target):
+            warnings.warn(f"The dtype of the target tensor must be floating (e.g. tf.float32) "
+                          f"when calling GradientTape.jacobian, got tf.{target.dtype.name}",
+                          stacklevel=2)
         with swap_recorders(self._recorders_for_backward()):
-            out = [jacobians.tape_jacobian(self._entries, target, s, mode=mode,
-                                           loop=not experimental_use_pfor,
-                                           chunk_size=chunk_size) for s in flat_sources]
-        out = [j if j is not None or unconnected is UnconnectedGradients.NONE else
-               T.zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype)
-               for j, s in zip(out, flat_sources)]
+            (out,) = jacobians.tape_jacobians(entries, [target], flat_sources, mode=mode,
+                                              chunk_size=chunk_size,
+                                              loop=not experimental_use_pfor)
+        if unconnected is UnconnectedGradients.ZERO:
+            out = [T.zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype)
+                   if j is None else j for j, s in zip(out, flat_sources)]
         return nest.pack_sequence_as(sources, out)
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
@@ -311,32 +329,42 @@ class GradientTape:
                        chunk_size=None):
         """Per-example Jacobians: result shape ``[b, y1..yn, x1..xm]``.
 
-        Assumes example i of the target depends only on example i of the source.
+        Assumes example i of the target depends only on example i of the source. An
+        unconnected source gives zeros (as in TensorFlow). ``mode`` and ``chunk_size`` as
+        in ``jacobian``.
+
+        >>> import tapegrad as tf
+        >>> x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+        >>> with tf.GradientTape() as g:
+        ...     g.watch(x)
+        ...     y = x * x
+        >>> g.batch_jacobian(y, x).numpy().tolist()
+        [[[2.0, 0.0], [0.0, 4.0]], [[6.0, 0.0], [0.0, 8.0]]]
         """
         from tapegrad.transforms import jacobians
-        if target is None or not isinstance(target, Tensor):
-            raise TypeError(f"batch_jacobian: target must be a Tensor, got "
-                            f"{type(target).__name__}.")
+        if not isinstance(target, Tensor):
+            raise TypeError(f"batch_jacobian: target must be a single Tensor or Variable, got "
+                            f"{target!r} of type {type(target).__name__}.")
         if not isinstance(source, Tensor):
-            raise TypeError(f"batch_jacobian: source must be a Tensor, got "
-                            f"{type(source).__name__}.")
+            raise TypeError(f"batch_jacobian: source must be a single Tensor or Variable, got "
+                            f"{source!r} of type {type(source).__name__}.")
         if target.ndim < 2 or source.ndim < 2 or target.shape[0] != source.shape[0]:
-            raise ValueError(f"Need first dimension of target shape ({list(target.shape)}) and "
-                             f"source shape ({list(source.shape)}) to match.")
+            raise ValueError(f"Need first dimension of target shape ({tuple(target.shape)}) "
+                             f"and source shape ({tuple(source.shape)}) to match.")
+        mode = jacobians.check_mode(mode)
+        chunk_size = jacobians.check_chunk_size(chunk_size)
+        _unconnected(unconnected_gradients)
         if not experimental_use_pfor and not self._persistent:
             raise RuntimeError("GradientTape must be created with persistent=True to compute "
                                "the batch_jacobian with eager execution enabled and with "
                                "experimental_use_pfor set to False.")
-        mode = jacobians.check_mode(mode)
-        chunk_size = jacobians.check_chunk_size(chunk_size)
-        self._begin_use()
-        _unconnected(unconnected_gradients)
+        entries = self._begin_use()
         with swap_recorders(self._recorders_for_backward()):
-            j = jacobians.tape_batch_jacobian(self._entries, target, source, mode=mode,
-                                              loop=not experimental_use_pfor,
-                                              chunk_size=chunk_size)
-        if j is None:
-            j = T.zeros(tuple(target.shape) + tuple(source.shape[1:]), dtype=source.dtype)
+            j = jacobians.tape_batch_jacobian(entries, target, source, mode=mode,
+                                              chunk_size=chunk_size,
+                                              loop=not experimental_use_pfor)
+        if j is None:  # TensorFlow returns zeros here whatever unconnected_gradients says
+            j = T.zeros(tuple(target.shape) + tuple(source.shape[1:]), dtype=target.dtype)
         return j
 
 

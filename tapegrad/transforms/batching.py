@@ -4,8 +4,12 @@ A ``BatchedTensor`` carries a value whose axis 0 is the batch axis of one ``vmap
 Code inside sees only the per-example shape. When an operation gets a batched input, the
 dispatcher calls the primitive's batching rule once on the whole stacked value; a primitive
 without a rule falls back to a Python loop, with a warning that names it.
+
+Levels nest: the value of a level-2 ``BatchedTensor`` may itself be a level-1 one, so
+``vmap(vmap(f))`` and ``vmap(jacrev(f))`` work by peeling one level per rule application.
 """
 import contextlib
+import threading
 import warnings
 
 import numpy as np
@@ -13,6 +17,8 @@ import numpy as np
 import tapegrad.ops as T
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
+
+_new = object.__new__
 
 
 class BatchedTensor(Tensor):
@@ -27,7 +33,7 @@ class BatchedTensor(Tensor):
 
     @property
     def shape(self):
-        return tuple(self._val.shape[1:])
+        return self._val.shape[1:]
 
     @property
     def dtype(self):
@@ -35,11 +41,14 @@ class BatchedTensor(Tensor):
 
     @property
     def ndim(self):
-        return len(self._val.shape) - 1
+        return self._val.ndim - 1
 
     def numpy(self):
         raise TypeError("A value inside vmap/vectorized_map has no single concrete value; "
                         "return it from the mapped function instead of calling .numpy().")
+
+    def __array__(self, dtype=None, copy=None):
+        self.numpy()
 
     def _scalar(self, kind):
         raise TypeError(f"{kind}() of a batched tensor inside vmap is not defined: the value "
@@ -50,75 +59,126 @@ class BatchedTensor(Tensor):
         return f"BatchedTensor(shape={self.shape}, dtype={self.dtype.name}, level={self._level})"
 
 
-_warned = set()
+def _batched(val, level):
+    b = _new(BatchedTensor)
+    b._val = val
+    b._level = level
+    return b
 
 
+# -- levels -------------------------------------------------------------------------------------
+class _Levels(threading.local):
+    def __init__(self):
+        self.fallback = [True]   # per level (index = level): may a missing rule loop?
+        self.warn = [True]
+
+
+_LEVELS = _Levels()
+
+
+@contextlib.contextmanager
+def batch_level(fallback=True, warn=True):
+    """Open a new vmap level; yields its number. Always restores the state.
+
+    ``fallback=False`` makes a primitive without a batching rule an error instead of a
+    Python loop; ``warn=False`` silences the loop's warning.
+    """
+    STATE.batch_level += 1
+    STATE.refresh()
+    lv = _LEVELS
+    lv.fallback.append(fallback)
+    lv.warn.append(warn)
+    try:
+        yield STATE.batch_level
+    finally:
+        lv.fallback.pop()
+        lv.warn.pop()
+        STATE.batch_level -= 1
+        STATE.refresh()
+
+
+# -- applying a rule ------------------------------------------------------------------------------
 def apply_batch_rule(prim, args, params, level):
+    """Run ``prim``'s batching rule on the values of ``args`` batched at ``level``."""
     vals, flags = [], []
+    nested = False
     for a in args:
-        if getattr(a, "_level", 0) == level:
-            vals.append(a._val)
-            flags.append(True)
-        else:
-            vals.append(a)
-            flags.append(False)
-    out = None
-    if prim.batch is not None:
-        out = prim.batch(vals, flags, **params)
-    if out is None:
-        out = _loop(prim, vals, flags, params)
-    return BatchedTensor(out, level)
+        if type(a) is BatchedTensor:
+            if a._level == level:
+                a = a._val
+                vals.append(a)
+                flags.append(True)
+                if type(a) is BatchedTensor:
+                    nested = True
+                continue
+            nested = True
+        vals.append(a)
+        flags.append(False)
+    st = STATE
+    # The rule's own operations work on plain arrays. When no tape, tracer or outer vmap
+    # can see them, let them take the dispatcher's fast path.
+    fast = not (nested or st.recorders or st.tracers)
+    if fast:
+        st.plain = True
+    try:
+        rule = prim.batch
+        out = rule(vals, flags, **params) if rule is not None else None
+        if out is None:
+            out = _loop(prim, vals, flags, params, level)
+    finally:
+        if fast:
+            st.plain = False
+    return _batched(out, level)
 
 
-def _loop(prim, vals, flags, params):
-    if prim.name not in _warned:
-        _warned.add(prim.name)
+def _loop(prim, vals, flags, params, level=None):
+    """The fallback: apply ``prim`` example by example and stack the results."""
+    lv = _LEVELS
+    if level is not None and level < len(lv.fallback) and not lv.fallback[level]:
+        raise ValueError(f"vectorized_map: primitive '{prim.name}' has no batching rule for "
+                         "these inputs, and fallback_to_while_loop is False.")
+    if level is None or level >= len(lv.warn) or lv.warn[level]:
         warnings.warn(f"vmap: primitive '{prim.name}' has no batching rule for these inputs; "
-                      "falling back to a Python loop over the batch.", stacklevel=4)
+                      "falling back to a Python loop over the batch.", stacklevel=5)
     n = next(v.shape[0] for v, f in zip(vals, flags) if f)
     outs = [prim.bind_raw(*[v[i] if f else v for v, f in zip(vals, flags)], **params)
             for i in range(n)]
     return T.stack(outs)
 
 
-@contextlib.contextmanager
-def batch_level():
-    """Open a new vmap level; yields its number. Always restores the state."""
-    STATE.batch_level += 1
-    STATE.refresh()
-    try:
-        yield STATE.batch_level
-    finally:
-        STATE.batch_level -= 1
-        STATE.refresh()
-
-
-def batch_size_of(x, axis):
-    return x.shape[axis]
-
-
+# -- moving the batch axis ----------------------------------------------------------------------
 def move_to_front(x, axis):
+    """``x`` with axis ``axis`` (non-negative) moved to position 0."""
     if axis == 0:
         return x
-    perm = [axis] + [i for i in range(x.ndim) if i != axis]
+    perm = (axis,) + tuple(i for i in range(x.ndim) if i != axis)
     return T.transpose(x, perm)
 
 
 def move_from_front(x, axis):
+    """``x`` with axis 0 moved to position ``axis`` (may be negative: counted in the result)."""
+    nd = x.ndim
+    axis = axis % nd if nd else 0
     if axis == 0:
         return x
-    nd = x.ndim
-    axis = axis % nd
-    perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, nd))
+    perm = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, nd))
     return T.transpose(x, perm)
 
 
 def unbatch(x, level, size):
     """The stacked value of ``x`` at ``level``; unbatched values are broadcast."""
-    if getattr(x, "_level", 0) == level:
+    if type(x) is BatchedTensor and x._level == level:
         return x._val
     x = T.convert_to_tensor(x) if not isinstance(x, Tensor) else x
     return T.broadcast_to(T.expand_dims(x, 0), (size,) + tuple(x.shape))
+
+
+def is_batched_at(x, level):
+    return type(x) is BatchedTensor and x._level == level
+
+
+def batch_size_of(x, axis):
+    return x.shape[axis]
 
 
 _ = np

@@ -1,30 +1,41 @@
 """Vectorized Jacobians over a recorded tape, in reverse or forward mode.
 
-Reverse mode runs the backward pass once with a *batched* cotangent: the rows of an identity
+Reverse mode runs the backward pass once with a *batched* cotangent: rows of an identity
 matrix, carried as a ``BatchedTensor``; every derivative rule then works on all rows at once
 through the batching rules. Forward mode replays the tape with batched tangents. ``auto``
-picks the mode with fewer passes: forward when the source has fewer elements than the target.
-Rows are processed in chunks so that one chunk stays within a memory budget.
+picks the mode with fewer rows: forward when the sources have fewer elements than the
+targets. Rows are processed in chunks so that one chunk stays within
+``config.memory_budget()``; a chunk of one row runs unbatched.
+
+Only the entries on a path from a source to a target are replayed (``_Path``), and entries
+recorded inside a ``vmap`` that has since ended are skipped: their values belong to a batch
+that no longer exists (the tape also holds the plain operations that computed them).
 """
 import numpy as np
 
 import tapegrad.ops as T
 from tapegrad import config
+from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
-from tapegrad.transforms.batching import BatchedTensor, batch_level, unbatch
+from tapegrad.tape.rules import jvp_of, vjp_of
+from tapegrad.transforms.batching import BatchedTensor, _batched, batch_level
 
 MODES = ("auto", "forward", "reverse")
+_wrap = Tensor._wrap
 
 
+# -- arguments ------------------------------------------------------------------------------
 def check_mode(mode):
+    """'auto' (also for None), 'forward' or 'reverse'; anything else is a ValueError."""
     if mode is None:
         return "auto"
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise ValueError(f"Unknown Jacobian mode {mode!r}; expected one of {MODES}.")
     return mode
 
 
 def check_chunk_size(chunk_size):
+    """None or a positive int; anything else (0, -1, 2.5, True, '4') is a ValueError."""
     if chunk_size is None:
         return None
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
@@ -34,6 +45,7 @@ def check_chunk_size(chunk_size):
 
 
 def choose_mode(mode, n_in, n_out):
+    """Forward mode costs one pass per input element, reverse one per output element."""
     if mode == "auto":
         return "forward" if n_in < n_out else "reverse"
     return mode
@@ -46,12 +58,100 @@ def _size(shape):
     return n
 
 
-def auto_chunk(entries, n_rows, itemsize=8):
-    """Rows per chunk so that the batched intermediates fit the memory budget."""
-    widest = 1
-    for e in entries:
-        widest = max(widest, _size(e[3].shape))
-    per_row = 4 * widest * itemsize  # a few live intermediates of the widest size per row
+def _is_float(x):
+    return x.dtype.kind in "fc"
+
+
+# -- the entries between sources and targets ----------------------------------------------------
+class _Path:
+    """The tape entries on a path from a source to a target, and the passes over them."""
+
+    def __init__(self, entries, source_ids, target_ids):
+        level = STATE.batch_level
+        live = set(source_ids)
+        fwd = []
+        for e in entries:
+            out = e[3]
+            if type(out) is BatchedTensor and out._level > level:
+                continue  # recorded inside a vmap that has ended
+            for a in e[1]:
+                if id(a) in live:
+                    live.add(id(out))
+                    fwd.append(e)
+                    break
+        need = set(target_ids)
+        path = []
+        for e in reversed(fwd):
+            if id(e[3]) in need:
+                path.append(e)
+                for a in e[1]:
+                    if id(a) in live:
+                        need.add(id(a))
+        path.reverse()
+        self.entries, self.live = path, live
+        self.connected = need & live  # targets and sources joined by the path
+        self._frees = None
+
+    def widest(self):
+        w = 1
+        for e in self.entries:
+            w = max(w, _size(e[3].shape))
+        return w
+
+    def backward(self, seeds, source_ids):
+        """Cotangents of ``source_ids`` (id -> tensor) given seeds (id -> cotangent)."""
+        live = self.live
+        cts = dict(seeds)
+        for prim, args, params, out in reversed(self.entries):
+            key = id(out)
+            g = cts.get(key)
+            if g is None:
+                continue
+            if key not in source_ids:
+                del cts[key]
+            wanted = [id(a) in live for a in args]
+            for a, c in zip(args, vjp_of(prim, args, params, out, g, wanted)):
+                if c is not None:
+                    prev = cts.get(id(a))
+                    cts[id(a)] = c if prev is None else prev + c
+        return cts
+
+    def forward(self, tangents, want_ids):
+        """Tangents of ``want_ids`` given tangents (id -> tensor); dead tangents are freed."""
+        if self._frees is None:
+            self._frees = self._dead_after(want_ids)
+        tans = dict(tangents)
+        for (prim, args, params, out), dead in zip(self.entries, self._frees):
+            ts = [tans.get(id(a)) for a in args]
+            if ts.count(None) < len(ts):
+                t = jvp_of(prim, args, params, out, ts)
+                if t is not None:
+                    tans[id(out)] = t
+            for k in dead:
+                tans.pop(k, None)
+        return tans
+
+    def _dead_after(self, keep):
+        last = {}
+        for k, e in enumerate(self.entries):
+            for a in e[1]:
+                last[id(a)] = k
+        frees = [[] for _ in self.entries]
+        for i, k in last.items():
+            if i not in keep:
+                frees[k].append(i)
+        return frees
+
+
+# -- chunking ---------------------------------------------------------------------------------
+def auto_chunk(widest, n_rows, itemsize=8):
+    """Rows per chunk so that the batched intermediates fit the memory budget.
+
+    A chunk of ``k`` rows holds a few batched values of the widest intermediate at once
+    (the seed, the value being computed, its inputs' cotangents or tangents, and the part
+    of the result), so ``k * 4 * widest * itemsize`` must stay within the budget.
+    """
+    per_row = 4 * max(1, widest) * itemsize
     return max(1, min(n_rows, config.memory_budget() // per_row))
 
 
@@ -60,90 +160,264 @@ def _chunks(n, size):
         yield start, min(n, start + size)
 
 
-def _basis(n, start, stop, shape, dtype):
-    """Rows start..stop of the n x n identity, each reshaped to ``shape``."""
+def _basis(n, start, stop, dtype):
+    """Rows start..stop of the n x n identity, as an array of shape (stop - start, n)."""
     rows = np.zeros((stop - start, n), dtype=dtype)
     rows[np.arange(stop - start), np.arange(start, stop)] = 1
-    return Tensor._wrap(rows.reshape((stop - start,) + tuple(shape)))
+    return rows
 
 
-def _run_batched(fn, seed_value, rows):
-    """Call ``fn(seed)`` with the seed batched over ``rows``; return the stacked result."""
+def _run_rows(fn, seed, k):
+    """``fn(seed_tensor)`` for a seed with a leading axis of ``k`` rows.
+
+    Returns a list of results with that leading axis (None where ``fn`` gave None). One row
+    runs without the batching interpreter.
+    """
+    if k == 1:
+        outs = fn(_wrap(seed[0]))
+        return [None if o is None else _lead(o) for o in outs]
     with batch_level() as lvl:
-        out = fn(BatchedTensor(seed_value, lvl))
-        if out is None:
-            return None
-        return unbatch(out, lvl, rows)
+        outs = fn(_batched(_wrap(seed), lvl))
+        res = []
+        for o in outs:
+            if o is None:
+                res.append(None)
+            elif type(o) is BatchedTensor and o._level == lvl:
+                res.append(o._val)
+            else:  # did not depend on the seed
+                res.append(T.broadcast_to(T.expand_dims(o, 0), (k,) + tuple(o.shape)))
+        return res
 
 
-def tape_jacobian(entries, target, source, *, mode, loop, chunk_size):
-    from tapegrad.tape.gradient_tape import backward, forward, reachable_from
-    n_out, n_in = _size(target.shape), _size(source.shape)
-    tshape, sshape = tuple(target.shape), tuple(source.shape)
-    if target is not source and id(target) not in reachable_from(entries, {id(source)}):
-        return None
-    if n_out == 0 or n_in == 0:
-        return T.zeros(tshape + sshape, dtype=source.dtype)
-    mode = choose_mode(mode, n_in, n_out)
-    dt = target.dtype if mode == "reverse" else source.dtype
-    n_rows = n_out if mode == "reverse" else n_in
-    if loop:
-        chunk_size = 1
-    size = chunk_size or auto_chunk(entries, n_rows, dt.itemsize)
-    parts = []
-    for start, stop in _chunks(n_rows, size):
-        if mode == "reverse":
-            seed = _basis(n_out, start, stop, tshape, dt)
-            fn = lambda s: backward(entries, {id(target): s}, {id(source)}).get(id(source))
-        else:
-            seed = _basis(n_in, start, stop, sshape, dt)
-            fn = lambda s: (s if target is source else forward(entries, {id(source): s},
-                                                                  id(target)))
-        part = _run_batched(fn, seed, stop - start)
+def _plain(x):
+    return type(x) is Tensor and not STATE.recorders and not STATE.tracers
+
+
+def _lead(o):
+    if _plain(o):
+        return _wrap(o._value[None])
+    return T.expand_dims(o, 0)
+
+
+# -- assembling the result ------------------------------------------------------------------------
+class _Result:
+    """Collects the chunks of one Jacobian block of shape ``out_shape``.
+
+    Chunk rows are rows of the flattened block (``by_column`` False, reverse mode) or its
+    columns (forward mode). Plain values go straight into one NumPy buffer; values that a
+    tape, tracer or outer vmap must see are joined with tapegrad ops.
+    """
+
+    def __init__(self, n_rows, n_cols, out_shape, by_column):
+        self.n_rows, self.n_cols, self.out_shape = n_rows, n_cols, out_shape
+        self.by_column = by_column
+        self.parts = []
+        self.none = False
+
+    def add(self, part, k):
         if part is None:
-            part = T.zeros((stop - start,) + (sshape if mode == "reverse" else tshape), dt)
-        parts.append(part)
-    j = parts[0] if len(parts) == 1 else T.concat(parts, 0)
+            self.none = True
+        self.parts.append((part, k))
+
+    def finish(self):
+        parts = self.parts
+        if all(p is None for p, _ in parts):
+            return None
+        if self.none:  # some chunks unconnected (a rule gave None): those rows are zeros
+            parts = [(p if p is not None else _zeros_rows(k, parts), k) for p, k in parts]
+        vals = [p for p, _ in parts]
+        n_lead = self.n_rows if not self.by_column else self.n_cols
+        if all(_plain(v) for v in vals):
+            return _wrap(self._numpy([v._value for v in vals], n_lead))
+        j = vals[0] if len(vals) == 1 else T.concat(vals, 0)
+        if self.by_column:
+            j = T.transpose(T.reshape(j, (self.n_cols, self.n_rows)))
+        return T.reshape(j, self.out_shape)
+
+    def _numpy(self, vals, n_lead):
+        if len(vals) == 1:
+            a = vals[0]
+            if self.by_column:
+                a = a.reshape(self.n_cols, self.n_rows).T
+            return a.reshape(self.out_shape)
+        if self.by_column:
+            buf = np.empty((self.n_rows, self.n_cols), vals[0].dtype)
+            start = 0
+            for v in vals:
+                k = v.shape[0]
+                buf[:, start:start + k] = v.reshape(k, self.n_rows).T
+                start += k
+        else:
+            buf = np.empty((self.n_rows, self.n_cols), vals[0].dtype)
+            start = 0
+            for v in vals:
+                k = v.shape[0]
+                buf[start:start + k] = v.reshape(k, self.n_cols)
+                start += k
+        return buf.reshape(self.out_shape)
+
+
+def _zeros_rows(k, parts):
+    like = next(p for p, _ in parts if p is not None)
+    return T.zeros((k,) + tuple(like.shape[1:]), dtype=like.dtype)
+
+
+# -- jacobian ---------------------------------------------------------------------------------------
+def tape_jacobians(entries, targets, sources, *, mode="auto", chunk_size=None, loop=False):
+    """``J[i][j] = d targets[i] / d sources[j]``, of shape ``targets[i].shape + sources[j].shape``.
+
+    ``entries`` are a tape's records; a block is None where the target does not depend on
+    the source. All rows of a block are computed in one vectorized pass (or a few, chunked);
+    ``loop=True`` computes them one by one, unbatched.
+    """
+    ids, uniq = {}, []
+    for s in sources:
+        if id(s) not in ids and _is_float(s):
+            ids[id(s)] = len(uniq)
+            uniq.append(s)
+    ftargets = [t for t in targets if _is_float(t)]
+    path = _Path(entries, ids, {id(t) for t in ftargets})
+    conn = [s for s in uniq if id(s) in path.connected]
+    n_in = sum(_size(s.shape) for s in conn)
+    n_out = sum(_size(t.shape) for t in ftargets if id(t) in path.connected)
+    mode = choose_mode(mode, n_in, n_out)
+    blocks = {}
     if mode == "reverse":
-        return T.reshape(j, tshape + sshape)
-    j = T.transpose(T.reshape(j, (n_in, n_out)))
-    return T.reshape(j, tshape + sshape)
+        for t in ftargets:
+            if id(t) in path.connected and (id(t), None) not in blocks:
+                res = _reverse_blocks(path, t, conn, chunk_size, loop)
+                for s, r in zip(conn, res):
+                    blocks[(id(t), id(s))] = r
+                blocks[(id(t), None)] = True
+    else:
+        tids = {id(t) for t in ftargets if id(t) in path.connected}
+        tlist = [t for t in ftargets if id(t) in tids]
+        for s in conn:
+            res = _forward_blocks(path, s, tlist, chunk_size, loop)
+            for t, r in zip(tlist, res):
+                blocks[(id(t), id(s))] = r
+    return [[blocks.get((id(t), id(s))) for s in sources] for t in targets]
 
 
-def tape_batch_jacobian(entries, target, source, *, mode, loop, chunk_size):
-    from tapegrad.tape.gradient_tape import backward, forward, reachable_from
+def _rows_per_chunk(path, n_rows, dtype, chunk_size, loop, extra):
+    if loop:
+        return 1
+    return chunk_size or auto_chunk(max(path.widest(), extra), n_rows, dtype.itemsize)
+
+
+def _reverse_blocks(path, target, sources, chunk_size, loop):
+    tshape = tuple(target.shape)
+    n_out = _size(tshape)
+    sids = {id(s) for s in sources}
+    results = [_Result(n_out, _size(s.shape), tshape + tuple(s.shape), False) for s in sources]
+    if n_out == 0 or not sources:
+        return [T.zeros(r.out_shape, dtype=s.dtype) for r, s in zip(results, sources)]
+    widest = max([n_out] + [_size(s.shape) for s in sources])
+    size = _rows_per_chunk(path, n_out, target.dtype, chunk_size, loop, widest)
+    tid = id(target)
+
+    def pass_(seed):
+        cts = path.backward({tid: seed}, sids)
+        return [cts.get(id(s)) for s in sources]
+
+    for start, stop in _chunks(n_out, size):
+        k = stop - start
+        seed = _basis(n_out, start, stop, target.dtype).reshape((k,) + tshape)
+        for r, part in zip(results, _run_rows(pass_, seed, k)):
+            r.add(part, k)
+    return [r.finish() for r in results]
+
+
+def _forward_blocks(path, source, targets, chunk_size, loop):
+    sshape = tuple(source.shape)
+    n_in = _size(sshape)
+    results = [_Result(_size(t.shape), n_in, tuple(t.shape) + sshape, True) for t in targets]
+    if n_in == 0 or not targets:
+        return [T.zeros(r.out_shape, dtype=t.dtype) for r, t in zip(results, targets)]
+    widest = max([n_in] + [_size(t.shape) for t in targets])
+    size = _rows_per_chunk(path, n_in, source.dtype, chunk_size, loop, widest)
+    sid = id(source)
+    want = {id(t) for t in targets}
+    path._frees = None
+
+    def pass_(seed):
+        tans = path.forward({sid: seed}, want)
+        return [tans.get(id(t)) for t in targets]
+
+    for start, stop in _chunks(n_in, size):
+        k = stop - start
+        seed = _basis(n_in, start, stop, source.dtype).reshape((k,) + sshape)
+        for r, part in zip(results, _run_rows(pass_, seed, k)):
+            r.add(part, k)
+    return [r.finish() for r in results]
+
+
+# -- batch_jacobian -----------------------------------------------------------------------------------
+def tape_batch_jacobian(entries, target, source, *, mode="auto", chunk_size=None, loop=False):
+    """Per-example Jacobians ``[b, y1..yn, x1..xm]``; None if ``target`` does not depend on
+    ``source``. Example i of the target must depend only on example i of the source."""
+    if not (_is_float(target) and _is_float(source)):
+        return None
+    path = _Path(entries, {id(source)}, {id(target)})
+    if id(target) not in path.connected:
+        return None
     b = target.shape[0]
     yshape, xshape = tuple(target.shape[1:]), tuple(source.shape[1:])
     ny, nx = _size(yshape), _size(xshape)
-    if target is not source and id(target) not in reachable_from(entries, {id(source)}):
-        return None
-    if ny == 0 or nx == 0:
-        return T.zeros((b,) + yshape + xshape, dtype=source.dtype)
+    out_shape = (b,) + yshape + xshape
+    if ny == 0 or nx == 0 or b == 0:
+        return T.zeros(out_shape, dtype=target.dtype)
     mode = choose_mode(mode, nx, ny)
-    n_rows = ny if mode == "reverse" else nx
-    dt = target.dtype if mode == "reverse" else source.dtype
-    if loop:
-        chunk_size = 1
-    size = chunk_size or auto_chunk(entries, n_rows, dt.itemsize)
+    reverse = mode == "reverse"
+    n_rows = ny if reverse else nx
+    dt = target.dtype if reverse else source.dtype
+    size = _rows_per_chunk(path, n_rows, dt, chunk_size, loop, b * max(nx, ny))
+    row_shape = yshape if reverse else xshape
+    tid, sid = id(target), id(source)
+
+    if reverse:
+        def pass_(seed):
+            return [path.backward({tid: seed}, {sid}).get(sid)]
+    else:
+        def pass_(seed):
+            return [path.forward({sid: seed}, {tid}).get(tid)]
+
     parts = []
     for start, stop in _chunks(n_rows, size):
         k = stop - start
-        if mode == "reverse":
-            rows = _basis(ny, start, stop, yshape, dt)._value
-            seed = Tensor._wrap(np.broadcast_to(rows[:, None], (k, b) + yshape))
-            fn = lambda s: backward(entries, {id(target): s}, {id(source)}).get(id(source))
-        else:
-            rows = _basis(nx, start, stop, xshape, dt)._value
-            seed = Tensor._wrap(np.broadcast_to(rows[:, None], (k, b) + xshape))
-            fn = lambda s: (s if target is source else forward(entries, {id(source): s},
-                                                                  id(target)))
-        part = _run_batched(fn, seed._value, k)
-        if part is None:
-            part = T.zeros((k, b) + (xshape if mode == "reverse" else yshape), dt)
-        parts.append(part)
-    j = parts[0] if len(parts) == 1 else T.concat(parts, 0)
-    if mode == "reverse":   # (ny, b, x...) -> (b, y..., x...)
-        j = T.transpose(T.reshape(j, (ny, b, nx)), (1, 0, 2))
-    else:                   # (nx, b, y...) -> (b, y..., x...)
-        j = T.transpose(T.reshape(j, (nx, b, ny)), (1, 2, 0))
-    return T.reshape(j, (b,) + yshape + xshape)
+        rows = _basis(n_rows, start, stop, dt).reshape((k, 1) + row_shape)
+        seed = np.broadcast_to(rows, (k, b) + row_shape)
+        (part,) = _run_rows(pass_, seed, k)
+        parts.append((part, k))
+    if all(p is None for p, _ in parts):
+        return T.zeros(out_shape, dtype=target.dtype)
+    parts = [(p if p is not None else _zeros_rows(k, parts), k) for p, k in parts]
+    return _assemble_batch(parts, b, ny, nx, out_shape, reverse)
+
+
+def _assemble_batch(parts, b, ny, nx, out_shape, reverse):
+    # a part holds rows (k, b, ...) of the (n_rows, b, n_other) array J[row, example, other]
+    n_other = nx if reverse else ny
+    perm = (1, 0, 2) if reverse else (1, 2, 0)
+    vals = [p for p, _ in parts]
+    if all(_plain(v) for v in vals):
+        if len(vals) == 1:
+            a = vals[0]._value
+            a = a.reshape(a.shape[0], b, n_other).transpose(perm)
+            return _wrap(np.ascontiguousarray(a).reshape(out_shape))
+        buf = np.empty((b, ny, nx), vals[0].dtype)
+        start = 0
+        for v in vals:
+            a = v._value
+            k = a.shape[0]
+            a = a.reshape(k, b, n_other).transpose(perm)
+            if reverse:
+                buf[:, start:start + k, :] = a
+            else:
+                buf[:, :, start:start + k] = a
+            start += k
+        return _wrap(buf.reshape(out_shape))
+    j = vals[0] if len(vals) == 1 else T.concat(vals, 0)
+    n_rows = ny if reverse else nx
+    j = T.transpose(T.reshape(j, (n_rows, b, n_other)), perm)
+    return T.reshape(j, out_shape)

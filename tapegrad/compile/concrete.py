@@ -1,0 +1,131 @@
+"""``ConcreteFunction``: one traced program, optimised, compiled, and ready to call.
+
+It holds three versions of the program: ``raw_program`` (the trace), ``program`` (fully
+optimised; what the generated code computes; also ``graph``) and a differentiation-safe one
+(constant folding, CSE and DCE only) that the interpreter runs under tapes and vmap: there,
+rewriting ``x * zeros`` to a constant would turn a zero gradient into an unconnected one.
+"""
+import numpy as np
+
+from tapegrad.compile.codegen import compile_program
+from tapegrad.compile.signature import STATIC, TENSOR, VARIABLE, rebuild, walk
+from tapegrad.core.state import STATE
+from tapegrad.core.tensor import Tensor, convert_to_tensor
+from tapegrad.ir import check, cse, dce, evaluate, fold_constants, optimize
+
+_wrap = Tensor._wrap
+
+
+class ConcreteFunction:
+    """A program traced for one input signature (see ``Function.get_concrete_function``).
+
+    - ``program`` / ``graph``: the optimised ``tapegrad.ir.Program``;
+    - ``raw_program``: the program as traced;
+    - ``source()``: the generated NumPy code;
+    - ``structured_input_signature``: the TensorSpecs of the tensor arguments;
+    - ``variables``: the captured variables (those not passed as arguments).
+    """
+
+    def __init__(self, program, slots, outputs, out_kinds, key, specs, keep=()):
+        self.raw_program = check(program)
+        self.program = check(optimize(program))
+        self.graph = self.program
+        self._diff_program = optimize(program, (fold_constants, cse, dce))
+        self.name = program.name
+        self._fn, self._source = compile_program(self.program, self.name)
+        self._slots = tuple(slots)  # per capture: a Variable, or the index of a Variable arg
+        self._key = key
+        self._keep = keep           # Python objects whose ids are in the key
+        self.structured_input_signature = specs
+        n_out = len(self.program.outputs)
+        self._n_out, self._n_res = n_out, n_out + len(self.program.updates)
+        self._upd = tuple(i for i, _ in self.program.updates)
+        self._kinds = tuple(out_kinds)
+        # the structure alone: the traced symbolic tensors need not stay alive
+        self._out_struct = rebuild(outputs, iter([None] * len(out_kinds)))
+        self._single = (len(out_kinds) == 1 and out_kinds[0] == (TENSOR, 0)
+                        and self._out_struct is None)
+
+    # -- introspection ------------------------------------------------------------------------
+    def source(self):
+        """The generated Python/NumPy source of this program."""
+        return self._source
+
+    @property
+    def variables(self):
+        return tuple(s for s in self._slots if not isinstance(s, int))
+
+    @property
+    def trainable_variables(self):
+        return tuple(v for v in self.variables if v.trainable)
+
+    @property
+    def structured_outputs(self):
+        return self._out_struct
+
+    def pretty_printed_signature(self):
+        ins = ", ".join(repr(v) for v in self.program.inputs)
+        outs = ", ".join(repr(v) for v in self.program.outputs)
+        return f"{self.name}({ins}) -> ({outs})"
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.pretty_printed_signature()}>"
+
+    # -- calling --------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        """Call with arguments of exactly this function's signature."""
+        leaves = []
+        key = walk((tuple(args), dict(kwargs)), leaves)
+        if key != self._key:
+            raise TypeError(f"ConcreteFunction {self.pretty_printed_signature()} was called "
+                            f"with arguments of another signature: "
+                            f"{[tuple(v.shape) for k, v in leaves if k == TENSOR]} "
+                            f"(shapes of the tensor arguments). Call the tapegrad.function "
+                            "instead, which traces new signatures.")
+        return self._run(leaves)
+
+    def _run(self, leaves):
+        tensors = [v for k, v in leaves if k == TENSOR]
+        arg_vars = [v for k, v in leaves if k == VARIABLE]
+        if STATE.plain:
+            vals = [t._value if isinstance(t, Tensor) else np.asarray(t) for t in tensors]
+            return self._run_plain(vals, arg_vars)
+        return self._run_interpreted(tensors, arg_vars)
+
+    def _variables(self, arg_vars):
+        return [arg_vars[s] if isinstance(s, int) else s for s in self._slots]
+
+    def _run_plain(self, vals, arg_vars):
+        """The generated code on NumPy values; variables are read and assigned directly."""
+        if self._slots:
+            vs = self._variables(arg_vars)
+            r = self._fn(*vals, *[v._value for v in vs])
+        else:
+            r = self._fn(*vals)
+        if self._single and self._n_res == 1:
+            return _wrap(r)
+        if self._n_res == 1:
+            r = (r,)
+        if self._upd:
+            for i, val in zip(self._upd, r[self._n_out:]):
+                vs[i]._value = val
+        return self._pack([_wrap(a) for a in r[:self._n_out]])
+
+    def _run_interpreted(self, tensors, arg_vars):
+        """Through ``bind``: tapes record it, accumulators push tangents, vmap batches it."""
+        ins = [t if isinstance(t, Tensor) else convert_to_tensor(np.asarray(t))
+               for t in tensors]
+        vs = self._variables(arg_vars)
+        outs, upds = evaluate(self._diff_program, ins, [v.read_value() for v in vs])
+        for (i, _), val in zip(self._diff_program.updates, upds):
+            vs[i].assign(val)
+        return self._pack(outs)
+
+    def _pack(self, flat):
+        if self._single:
+            return flat[0]
+        leaves = [flat[x] if k == TENSOR else x for k, x in self._kinds]
+        return rebuild(self._out_struct, iter(leaves))
+
+
+_ = STATIC

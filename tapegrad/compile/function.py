@@ -1,0 +1,294 @@
+"""``tapegrad.function``: trace once per input signature, then run generated NumPy code.
+
+A call looks up its signature (shapes and dtypes of tensor arguments, values of Python
+arguments) in a cache; on a miss it traces the Python function into a ``Program``
+(``ConcreteFunction``), which is optimised and compiled to NumPy source. With nothing active
+(no tape, accumulator or vmap) a call runs the generated code; otherwise it evaluates the
+program through ``bind``, so an outer tape differentiates it and vmap batches it. Inside
+another trace, a call simply inlines the Python function.
+
+Programs have static shapes, like ``jax.jit``: a ``None`` dimension in an ``input_signature``
+(or one found by ``reduce_retracing``) says which shapes are accepted, and each new concrete
+shape is traced once and cached.
+"""
+import functools
+import inspect
+import warnings
+import weakref
+
+import numpy as np
+
+from tapegrad.compile.concrete import ConcreteFunction
+from tapegrad.compile.signature import (STATIC, TENSOR, VARIABLE, TensorSpec, conform,
+                                        leaf_names, rebuild, walk)
+from tapegrad.compile.tracer import GraphBuilder, tracing
+from tapegrad.core.state import STATE
+from tapegrad.core.tensor import Tensor
+
+RETRACE_WARNING = 10  # warn once when a function has traced this many times
+
+
+class Function:
+    """A Python function compiled per input signature (see ``tapegrad.function``)."""
+
+    def __init__(self, fn, input_signature=None, reduce_retracing=False, jit_compile=None):
+        functools.update_wrapper(self, fn)
+        self.python_function = fn
+        self.input_signature = None if input_signature is None else tuple(input_signature)
+        self.reduce_retracing = bool(reduce_retracing)
+        self.jit_compile = jit_compile  # accepted for TF compatibility: code is always generated
+        self.trace_count = 0
+        self._cache = {}       # full signature key -> ConcreteFunction
+        self._fast = {}        # (shape, dtype, ...) of plain positional tensors -> same
+        self._relaxed = {}     # structure key -> relaxed TensorSpecs (reduce_retracing)
+        self._bound = weakref.WeakKeyDictionary()
+        try:
+            self._sig = inspect.signature(fn)
+        except (TypeError, ValueError):  # a builtin: no introspection, no kwargs binding
+            self._sig = None
+        self._nfast = _fast_arity(self._sig)
+
+    def __get__(self, obj, objtype=None):
+        """``@tapegrad.function`` on a method: one compiled function per instance."""
+        if obj is None:
+            return self
+        try:
+            return self._bound[obj]
+        except (KeyError, TypeError):
+            pass
+        import types
+        bound = Function(types.MethodType(self.python_function, obj), self.input_signature,
+                         self.reduce_retracing, self.jit_compile)
+        try:
+            self._bound[obj] = bound
+        except TypeError:  # not weak-referenceable: the caller gets a fresh cache each time
+            pass
+        return bound
+
+    def __call__(self, *args, **kwargs):
+        if STATE.plain and not kwargs and len(args) == self._nfast:
+            # The fast path: positional tensors only, nothing active. Keep it lean.
+            key, vals = [], []
+            for a in args:
+                t = type(a)
+                if t is Tensor:
+                    v = a._value
+                elif t is np.ndarray:
+                    v = a
+                else:
+                    break
+                key.append(v.shape)
+                key.append(v.dtype)
+                vals.append(v)
+            else:
+                cf = self._fast.get(tuple(key))
+                if cf is not None:
+                    return cf._run_plain(vals, ())
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
+        if STATE.tracers:  # a nested tapegrad.function inside a trace is inlined
+            return self.python_function(*args, **kwargs)
+        cf, leaves = self._lookup(args, kwargs)
+        return cf._run(leaves)
+
+    def _lookup(self, args, kwargs):
+        args, kwargs = self._canonicalize(args, kwargs)
+        if self.input_signature is not None:
+            if kwargs:
+                raise TypeError(f"{self.__name__}(): keyword-only arguments are not allowed "
+                                f"with an input_signature, got {sorted(kwargs)}.")
+            args = conform(args, self.input_signature, self.__name__)
+        leaves = []
+        key = walk((args, kwargs), leaves)
+        cf = self._cache.get(key)
+        if cf is None:
+            cf = self._trace(args, kwargs, leaves, key)
+        if not kwargs and len(args) == self._nfast and all(
+                type(a) is Tensor or type(a) is np.ndarray for a in args):
+            fk = []
+            for a in args:
+                fk += [a.shape if type(a) is np.ndarray else a._value.shape,
+                       a.dtype if type(a) is np.ndarray else a._value.dtype]
+            self._fast[tuple(fk)] = cf
+        return cf, leaves
+
+    def _canonicalize(self, args, kwargs):
+        if self._sig is None or (not kwargs and len(args) == self._nfast):
+            return tuple(args), dict(kwargs)
+        try:
+            ba = self._sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}(): {e}") from None
+        ba.apply_defaults()
+        return tuple(ba.args), dict(ba.kwargs)
+
+    def _names(self, args, kwargs):
+        params = []
+        if self._sig is not None:
+            for p in self._sig.parameters.values():
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                    params.append(p.name)
+                elif p.kind == p.VAR_POSITIONAL:
+                    params += [f"{p.name}_{i}" for i in range(len(args) - len(params))]
+        params += [f"arg{i}" for i in range(len(params), len(args))]
+        keys = sorted(kwargs)
+        return leaf_names(params[:len(args)] + keys, list(args) + [kwargs[k] for k in keys])
+
+    def _trace(self, args, kwargs, leaves, key):
+        builder = GraphBuilder(self.__name__)
+        names = iter(self._names(args, kwargs))
+        sym, arg_vars = [], []
+        for kind, v in leaves:
+            if kind == TENSOR:
+                sym.append(builder.add_input(v.shape, v.dtype, next(names)))
+            else:
+                if kind == VARIABLE:
+                    arg_vars.append(v)
+                sym.append(v)
+                next(names)
+        args_s, kwargs_s = rebuild((args, kwargs), iter(sym))
+        with tracing(builder):
+            out = self.python_function(*args_s, **kwargs_s)
+            out_leaves, tensors = [], []
+            walk(out, out_leaves)
+            kinds = []
+            for kind, v in out_leaves:
+                if kind == STATIC:
+                    kinds.append((STATIC, v))
+                    continue
+                if kind == VARIABLE:
+                    v = v.read_value()
+                elif not isinstance(v, Tensor):
+                    v = Tensor._wrap(np.asarray(v))
+                kinds.append((TENSOR, len(tensors)))
+                tensors.append(v)
+            program = builder.build(tensors)
+        self.trace_count += 1
+        if self.trace_count == RETRACE_WARNING:
+            warnings.warn(f"tapegrad.function {self.__name__!r} has been traced "
+                          f"{self.trace_count} times. Tracing is expensive; frequent "
+                          "retracing comes from Python scalars or new shapes as arguments. "
+                          "Pass tensors, or fix the shapes.", stacklevel=4)
+        slots = [next((j for j, av in enumerate(arg_vars) if av is var), var)
+                 for var in builder.variables]
+        specs = self._specs(leaves, key)
+        cf = ConcreteFunction(program, slots, out, kinds, key, specs,
+                              keep=[v for k, v in leaves if k == STATIC])
+        self._cache[key] = cf
+        return cf
+
+    def _specs(self, leaves, key):
+        """The TensorSpecs this trace advertises (generalised under ``reduce_retracing``)."""
+        specs = [TensorSpec(tuple(v.shape), v.dtype) for k, v in leaves if k == TENSOR]
+        if not self.reduce_retracing:
+            return specs
+        skeleton = _skeleton(key)
+        old = self._relaxed.get(skeleton)
+        if old is not None:
+            specs = [a.most_specific_compatible_type(b) for a, b in zip(old, specs)]
+        self._relaxed[skeleton] = specs
+        return specs
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The traced program for these arguments (tensors, arrays, TensorSpecs or values).
+
+        >>> import tapegrad as tf
+        >>> f = tf.function(lambda x: x * 2.0)
+        >>> cf = f.get_concrete_function(tf.TensorSpec([2], tf.float32))
+        >>> cf(tf.constant([1.0, 2.0])).numpy().tolist()
+        [2.0, 4.0]
+        """
+        if not args and not kwargs and self.input_signature is not None:
+            args = self.input_signature
+        args = tuple(_spec_placeholder(a) for a in args)
+        kwargs = {k: _spec_placeholder(v) for k, v in kwargs.items()}
+        cf, _ = self._lookup_specs(args, kwargs)
+        return cf
+
+    def _lookup_specs(self, args, kwargs):
+        args, kwargs = self._canonicalize(args, kwargs)
+        leaves = []
+        key = walk((args, kwargs), leaves)
+        cf = self._cache.get(key)
+        if cf is None:
+            if self.input_signature is not None:
+                conform(args, self.input_signature, self.__name__)
+            cf = self._trace(args, kwargs, leaves, key)
+        return cf, leaves
+
+    def experimental_get_tracing_count(self):
+        """TensorFlow's name for ``trace_count``."""
+        return self.trace_count
+
+    def __repr__(self):
+        return f"<tapegrad.function {self.__name__} traced {self.trace_count} time(s)>"
+
+
+def _spec_placeholder(a):
+    """A fully defined TensorSpec as a zero-strided tensor: only its shape and dtype count."""
+    if isinstance(a, TensorSpec):
+        if not a.is_fully_defined():
+            raise ValueError(f"get_concrete_function: {a!r} has unknown dimensions; tapegrad "
+                             "programs have static shapes, so give example tensors or fully "
+                             "defined specs.")
+        return Tensor._wrap(np.broadcast_to(np.zeros((), a.dtype), a.shape))
+    if isinstance(a, (list, tuple)) and not isinstance(a, Tensor):
+        return type(a)(_spec_placeholder(x) for x in a) if not hasattr(a, "_fields") else \
+            type(a)(*[_spec_placeholder(x) for x in a])
+    if isinstance(a, dict):
+        return {k: _spec_placeholder(v) for k, v in a.items()}
+    return a
+
+
+def _skeleton(key):
+    """A signature key with the tensor shapes replaced by ranks (reduce_retracing groups)."""
+    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], tuple) \
+            and isinstance(key[1], np.dtype):
+        return (len(key[0]), key[1])
+    if isinstance(key, tuple):
+        return tuple(_skeleton(k) for k in key)
+    return key
+
+
+def _fast_arity(sig):
+    """How many positional arguments take the fast path (-1: never)."""
+    if sig is None:
+        return -1
+    n = 0
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            n += 1
+        elif p.kind == p.KEYWORD_ONLY:
+            return -1
+    return n
+
+
+def function(fn=None, *, input_signature=None, reduce_retracing=False, jit_compile=None,
+             autograph=True, experimental_relax_shapes=None):
+    """Compile a Python function: trace it once per input signature, then reuse the program.
+
+    Python side effects (``print``) happen only while tracing. Variables are captured by
+    reference, and ``assign``/``assign_add``/``assign_sub`` inside take effect on every call.
+    Tapes, jacobians and forward accumulators inside are traced into the program; a tape
+    outside differentiates the compiled function.
+
+    >>> import tapegrad as tf
+    >>> @tf.function
+    ... def f(x):
+    ...     print("tracing")
+    ...     return tf.tanh(x) * 2.0
+    >>> _ = f(tf.constant([0.5]))
+    tracing
+    >>> float(f(tf.constant([0.0]))[0]), f.trace_count
+    (0.0, 1)
+    """
+    if experimental_relax_shapes is not None:
+        reduce_retracing = reduce_retracing or bool(experimental_relax_shapes)
+    del autograph  # tapegrad never rewrites Python control flow (see tapegrad.cond)
+
+    def wrap(f):
+        if not callable(f):
+            raise TypeError(f"tapegrad.function expects a callable, got {f!r}")
+        return Function(f, input_signature, reduce_retracing, jit_compile)
+    return wrap if fn is None else wrap(fn)

@@ -1,0 +1,270 @@
+"""Tracing: run Python code on symbolic tensors and record the operations as a ``Program``.
+
+A ``GraphBuilder`` is pushed on ``STATE.tracers``; the dispatcher hands it every operation that
+has a symbolic input (``emit``). Concrete tensors used with symbolic ones become constants.
+Variables are captured by reference: a read inside the trace becomes a program input that is
+fed with the variable's value at call time, and an assignment becomes an update applied after
+the call (later reads in the same trace see the assigned value).
+
+Tapes, accumulators and vmap need no special support: their rules call ``bind`` too, so the
+derivative computations they perform on symbolic tensors are recorded like any other.
+
+>>> import tapegrad as tf
+>>> b = GraphBuilder("double")
+>>> with tracing(b):
+...     x = b.add_input((2,), "float32", "x")
+...     y = x * 2.0
+>>> print(b.build([y]))
+program double(x:f32[2]) {
+  c0:f32[] = 2.0
+  t0:f32[2] = mul x c0
+  return (t0)
+}
+"""
+import contextlib
+import keyword
+import linecache
+import os
+import re
+import sys
+
+import numpy as np
+
+import tapegrad
+from tapegrad.core.dispatch import _op_error
+from tapegrad.core.state import STATE, swap_recorders
+from tapegrad.core.tensor import Tensor
+from tapegrad.ir.core import Const, Equation, NameGen, Program, Var, frozen_array, make_params
+
+_PKG_DIR = os.path.dirname(os.path.abspath(tapegrad.__file__)) + os.sep
+_RESERVED = set(keyword.kwlist) | {"np", "None", "True", "False", "slice", "Ellipsis"}
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A Python operation needs the value of a symbolic tensor (e.g. ``if x > 0:``)."""
+
+
+def user_location():
+    """``(file:line, source line)`` of the innermost frame outside tapegrad."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
+        f = f.f_back
+    if f is None:
+        return "<unknown>", ""
+    line = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+    return f"{f.f_code.co_filename}:{f.f_lineno}", line
+
+
+class SymbolicTensor(Tensor):
+    """A tensor inside a trace: it has a shape and a dtype but no value yet."""
+
+    __slots__ = ("_var", "_builder")
+    _symbolic = True
+
+    def __init__(self, var, builder):
+        self._var = var
+        self._builder = builder
+
+    shape = property(lambda self: self._var.shape)
+    dtype = property(lambda self: self._var.dtype)
+    ndim = property(lambda self: len(self._var.shape))
+
+    @property
+    def _value(self):
+        where, line = user_location()
+        raise TypeError(
+            f"The symbolic tensor {self._var.name!r} (shape {self.shape}, {self.dtype.name}) "
+            f"has no value: inside tapegrad.function, values exist only when the compiled "
+            f"program runs. At {where}: {line!r}. Either this operation needs a concrete "
+            "value, or the tensor escaped the function it was traced in (e.g. stored in a "
+            "global); return it from the function instead.")
+
+    def numpy(self):
+        where, line = user_location()
+        raise TypeError(f".numpy() is not available on a symbolic tensor inside "
+                        f"tapegrad.function (at {where}: {line!r}); return the tensor from "
+                        "the function and call .numpy() on the result.")
+
+    def __array__(self, dtype=None, copy=None):
+        where, line = user_location()
+        raise TypeError(f"A symbolic tensor inside tapegrad.function cannot be converted to a "
+                        f"NumPy array (at {where}: {line!r}); use tapegrad ops on it instead.")
+
+    def __bool__(self):
+        where, line = user_location()
+        raise OperatorNotAllowedInGraphError(
+            f"Using a symbolic tensor as a Python bool is not allowed inside tapegrad.function "
+            f"(at {where}: {line!r}): its value is only known when the compiled program runs. "
+            "Python `if` and `while` are run once, at tracing time. Use "
+            "tapegrad.cond(pred, true_fn, false_fn) instead of `if`, and "
+            "tapegrad.while_loop(cond, body, loop_vars) instead of `while`.")
+
+    def _scalar(self, kind):
+        where, line = user_location()
+        raise OperatorNotAllowedInGraphError(
+            f"{kind}() of a symbolic tensor is not allowed inside tapegrad.function (at "
+            f"{where}: {line!r}): its value is only known when the compiled program runs.")
+
+    def __repr__(self):
+        return (f"<tapegrad.SymbolicTensor '{self._var.name}' shape={self.shape} "
+                f"dtype={self.dtype.name}>")
+
+    __str__ = __repr__
+
+
+def identifier(name, default="x"):
+    """``name`` made into a Python identifier usable in generated code."""
+    s = re.sub(r"\W", "_", str(name).split(":")[0]) or default
+    if s[0].isdigit() or s in _RESERVED or s.startswith("_"):
+        s = default + "_" + s.lstrip("_") if s.lstrip("_") else default
+    return s
+
+
+class GraphBuilder:
+    """Records the operations on its symbolic tensors into a ``Program``.
+
+    ``parent``: the enclosing builder when tracing a sub-program (a control-flow branch):
+    symbolic tensors of an enclosing trace used inside become extra inputs, listed in
+    ``lifted`` as ``(outer tensor, inner Var)`` and appended after the explicit inputs.
+    """
+
+    def __init__(self, name="program", parent=None):
+        self.name = identifier(name, "fn")
+        self.parent = parent
+        self.names = NameGen(_RESERVED)
+        self.inputs, self.equations, self.constants = [], [], []
+        self._const_of = {}            # id(tensor) -> Var
+        self._keep = []                # those tensors, kept alive so ids stay unique
+        self.captures, self.variables = [], []
+        self._capture_index = {}       # variable uid -> index in captures
+        self._current = {}             # variable uid -> Var of its latest value
+        self.lifted, self._lifted_of = [], {}
+
+    # -- values -----------------------------------------------------------------------------
+    def add_input(self, shape, dtype, name="x"):
+        """A new explicit input; returns its symbolic tensor."""
+        v = Var(self.names.reserve(identifier(name)), tuple(int(s) for s in shape),
+                np.dtype(dtype))
+        self.inputs.append(v)
+        return SymbolicTensor(v, self)
+
+    def var_of(self, t):
+        """The ``Var`` standing for tensor ``t`` in this program (constants are added)."""
+        if getattr(t, "_symbolic", False):
+            if getattr(t, "_builder", None) is self:
+                return t._var
+            if isinstance(t, SymbolicTensor) and self._encloses(t._builder):
+                return self._lift(t)
+            if hasattr(t, "_level"):
+                raise TypeError("A vmap-batched tensor from outside cannot be used inside a "
+                                "traced tapegrad.function; pass it as an argument instead.")
+            raise TypeError(f"{t!r} belongs to another trace: a symbolic tensor escaped the "
+                            "tapegrad.function it was created in (e.g. through a global or "
+                            "a list). Return it from that function instead.")
+        key = id(t)
+        v = self._const_of.get(key)
+        if v is None:
+            value = frozen_array(t._value)
+            v = Var(self.names("c"), tuple(value.shape), value.dtype)
+            self.constants.append(Const(v, value))
+            self._const_of[key] = v
+            self._keep.append(t)
+        return v
+
+    def _encloses(self, other):
+        b = self.parent
+        while b is not None:
+            if b is other:
+                return True
+            b = b.parent
+        return False
+
+    def _lift(self, t):
+        v = self._lifted_of.get(id(t))
+        if v is None:
+            v = Var(self.names("l"), t.shape, t.dtype)
+            self._lifted_of[id(t)] = v
+            self.lifted.append((t, v))
+        return v
+
+    # -- the dispatcher's interface ---------------------------------------------------------
+    def emit(self, prim, args, params):
+        """Record ``prim(*args, **params)``; return its symbolic output."""
+        ins = tuple(self.var_of(a) for a in args)
+        try:
+            res = prim.abstract(*ins, **params)
+        except (ValueError, IndexError, np.linalg.LinAlgError) as e:
+            raise _op_error(prim, args, params, e) from None
+        multi = getattr(prim, "multiple_results", False)
+        outs = tuple(Var(self.names("t"), tuple(int(s) for s in shape), np.dtype(dtype))
+                     for shape, dtype in (res if multi else [res]))
+        self.equations.append(Equation(prim, ins, make_params(params), outs))
+        syms = tuple(SymbolicTensor(v, self) for v in outs)
+        return syms if multi else syms[0]
+
+    def capture_variable(self, var):
+        """A read of ``var``: a fresh symbolic tensor for its current value in this trace."""
+        cur = self._current.get(var._uid)
+        if cur is None:
+            cur = Var(self.names.reserve(identifier(var.name, "v")), tuple(var.shape), var.dtype)
+            self._capture_index[var._uid] = len(self.captures)
+            self.captures.append(cur)
+            self.variables.append(var)
+            self._current[var._uid] = cur
+        return SymbolicTensor(cur, self)
+
+    def assign_variable(self, var, value, op):
+        """``var.<op>(value)`` inside the trace: becomes an update; returns None (deferred)."""
+        from tapegrad.ops import _convert
+        cur = self.capture_variable(var)
+        # An assignment is not an operation that tapes see (eagerly it is plain NumPy).
+        with swap_recorders([]):
+            if not getattr(value, "_symbolic", False):
+                value = Tensor._wrap(np.asarray(value._value if isinstance(value, Tensor)
+                                                else value))
+            if tuple(value.shape) != tuple(var.shape):
+                raise ValueError(f"Cannot {op} a value of shape {tuple(value.shape)} to "
+                                 f"variable '{var.name}' of shape {tuple(var.shape)}.")
+            if value.dtype != var.dtype:
+                if var.dtype.kind in "iub" and value.dtype.kind in "fc":
+                    raise TypeError(f"Cannot {op} a {value.dtype} value to the {var.dtype} "
+                                    f"variable '{var.name}'.")
+                value = _convert.cast(value, var.dtype)
+            if op == "assign_add":
+                value = cur + value
+            elif op == "assign_sub":
+                value = cur - value
+            self._current[var._uid] = self.var_of(value)
+        return None
+
+    # -- result -----------------------------------------------------------------------------
+    def build(self, outputs):
+        """The ``Program`` computing tensors ``outputs`` (a flat list)."""
+        outs = tuple(self.var_of(t) for t in outputs)
+        updates = tuple((i, self._current[uid]) for uid, i in self._capture_index.items()
+                        if self._current[uid] != self.captures[i])
+        return Program(tuple(self.inputs) + tuple(v for _, v in self.lifted),
+                       tuple(self.captures), tuple(self.constants), tuple(self.equations),
+                       outs, updates, self.name)
+
+
+@contextlib.contextmanager
+def tracing(builder, isolate=True):
+    """Make ``builder`` the innermost tracer; always restore the state afterwards.
+
+    ``isolate``: hide the active tapes and vmap levels from the trace, as when a
+    ``tapegrad.function`` is traced on first call under an outer tape (the outer tape sees
+    the evaluation of the finished program instead). Control-flow bodies traced inside an
+    outer trace pass False.
+    """
+    st = STATE
+    old = (st.recorders, st.tracers, st.batch_level)
+    if isolate:
+        st.recorders, st.batch_level = [], 0
+    st.tracers = old[1] + [builder]
+    st.refresh()
+    try:
+        yield builder
+    finally:
+        st.recorders, st.tracers, st.batch_level = old
+        st.refresh()

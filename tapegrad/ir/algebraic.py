@@ -1,0 +1,221 @@
+"""Algebraic simplification: x*1, x+0, x-0, x/1, x*0, --x, transpose of a transpose,
+reshape and broadcast chains, casts to the same dtype, sums of broadcasts.
+
+Every rewrite produces a value of exactly the type (shape and dtype) of the one it replaces:
+``x + 0`` where the zero broadcasts ``x`` to a larger shape becomes ``broadcast_to(x)``, not
+``x``; where the dtype would change, nothing is rewritten.
+
+Multiplying by a zeros tensor gives zeros even where ``x`` is inf or NaN: zeros here are
+symbolic, as in the derivative rules (the same choice as TF's graph optimiser).
+"""
+import numpy as np
+
+from tapegrad.core.dispatch import PRIMITIVES
+from tapegrad.ir.core import Const, Equation, NameGen, Var, make_params
+from tapegrad.ir.passes import rebuild, substitute
+
+
+class _Ctx:
+    """What a rule may look at (constants, producers) and create (variables, constants)."""
+
+    def __init__(self, program):
+        self.values = {c.var.name: c.value for c in program.constants}
+        self.producer = {}
+        self.names = NameGen(program.all_names())
+        self.new_consts = []
+        self._uniform = {}
+
+    def uniform(self, v):
+        """The single value held by constant ``v``, or None."""
+        if v.name in self._uniform:
+            return self._uniform[v.name]
+        a = self.values.get(v.name)
+        u = None
+        if a is not None and a.size:
+            first = a.reshape(-1)[0]
+            if all(s == 0 for s in a.strides) or a.size == 1 or (
+                    a.size <= 1 << 20 and (a == first).all()):
+                u = first
+        self._uniform[v.name] = u
+        return u
+
+    def is_const(self, v, value):
+        u = self.uniform(v)
+        return u is not None and u == value
+
+    def prod(self, v, name):
+        """The equation producing ``v`` if its primitive is ``name``."""
+        e = self.producer.get(v.name)
+        return e if e is not None and e.prim.name == name else None
+
+    def eqn(self, prim, inputs, out_shape, out_dtype, **params):
+        out = Var(self.names("s"), tuple(out_shape), np.dtype(out_dtype))
+        return Equation(PRIMITIVES[prim], tuple(inputs), make_params(params), (out,))
+
+    def const(self, value):
+        value = np.asarray(value)
+        value.flags.writeable = False
+        var = Var(self.names("c"), value.shape, value.dtype)
+        self.new_consts.append(Const(var, value))
+        self.values[var.name] = value
+        return var
+
+
+def simplify(program):
+    """Apply the algebraic rules once over the program (``optimize`` iterates)."""
+    ctx = _Ctx(program)
+    sub, eqs = {}, []
+    for e in program.equations:
+        e = substitute(e, sub)
+        res = _rewrite(e, ctx) if len(e.outs) == 1 else None
+        if res is None:
+            eqs.append(e)
+            ctx.producer[e.out.name] = e
+            continue
+        new_eqs, var = res
+        if (var.shape, var.dtype) != (e.out.shape, e.out.dtype):  # a rule bug: do not apply
+            raise AssertionError(f"simplify changed the type of {e.out!r} to {var!r}")
+        for ne in new_eqs:
+            eqs.append(ne)
+            ctx.producer[ne.out.name] = ne
+        sub[e.out.name] = var
+    consts = list(program.constants) + ctx.new_consts
+    return rebuild(program, eqs, consts, sub)
+
+
+def _as(x, out, ctx):
+    """``x`` as a value of ``out``'s type: itself, or broadcast; None if the dtype differs."""
+    if x.dtype != out.dtype:
+        return None
+    if x.shape == out.shape:
+        return [], x
+    e = ctx.eqn("broadcast_to", [x], out.shape, out.dtype, shape=out.shape)
+    return [e], e.out
+
+
+def _zeros(out, ctx):
+    return [], ctx.const(np.broadcast_to(np.zeros((), out.dtype), out.shape))
+
+
+def _rewrite(e, ctx):
+    rule = _RULES.get(e.prim.name)
+    return rule(e, ctx, e.out, *e.inputs) if rule is not None else None
+
+
+def _mul(e, ctx, out, x, y):
+    if ctx.is_const(x, 0) or ctx.is_const(y, 0):
+        return _zeros(out, ctx)
+    if ctx.is_const(y, 1):
+        return _as(x, out, ctx)
+    if ctx.is_const(x, 1):
+        return _as(y, out, ctx)
+    return None
+
+
+def _add(e, ctx, out, x, y):
+    if ctx.is_const(y, 0):
+        return _as(x, out, ctx)
+    if ctx.is_const(x, 0):
+        return _as(y, out, ctx)
+    return None
+
+
+def _sub(e, ctx, out, x, y):
+    if ctx.is_const(y, 0):
+        return _as(x, out, ctx)
+    if ctx.is_const(x, 0) and (y.shape, y.dtype) == (out.shape, out.dtype):
+        n = ctx.eqn("neg", [y], out.shape, out.dtype)
+        return [n], n.out
+    return None
+
+
+def _div(e, ctx, out, x, y):
+    return _as(x, out, ctx) if ctx.is_const(y, 1) else None
+
+
+def _neg(e, ctx, out, x):
+    inner = ctx.prod(x, "neg")
+    return ([], inner.inputs[0]) if inner is not None else None
+
+
+def _transpose(e, ctx, out, x):
+    perm = dict(e.params)["perm"]
+    inner = ctx.prod(x, "transpose")
+    if inner is not None:
+        p0 = dict(inner.params)["perm"]
+        perm, x = tuple(p0[i] for i in perm), inner.inputs[0]
+    if tuple(perm) == tuple(range(len(perm))):
+        return [], x
+    if inner is None:
+        return None
+    t = ctx.eqn("transpose", [x], out.shape, out.dtype, perm=tuple(int(p) for p in perm))
+    return [t], t.out
+
+
+def _reshape(e, ctx, out, x):
+    inner = ctx.prod(x, "reshape")
+    if inner is not None:
+        x = inner.inputs[0]
+    if x.shape == out.shape:
+        return [], x
+    if inner is None:
+        return None
+    r = ctx.eqn("reshape", [x], out.shape, out.dtype, shape=out.shape)
+    return [r], r.out
+
+
+def _broadcast_to(e, ctx, out, x):
+    inner = ctx.prod(x, "broadcast_to")
+    if inner is not None:
+        x = inner.inputs[0]
+    if x.shape == out.shape:
+        return [], x
+    if inner is None:
+        return None
+    b = ctx.eqn("broadcast_to", [x], out.shape, out.dtype, shape=out.shape)
+    return [b], b.out
+
+
+def _cast(e, ctx, out, x):
+    return ([], x) if x.dtype == out.dtype else None
+
+
+def _reduce_sum(e, ctx, out, x):
+    p = dict(e.params)
+    axis, keepdims = tuple(p["axis"]), p["keepdims"]
+    if not axis:
+        return _as(x, out, ctx)
+    inner = ctx.prod(x, "broadcast_to")
+    if inner is None or out.dtype.kind == "b":
+        return None
+    # sum over axes along which x was only broadcast: n copies of the same value
+    a = inner.inputs[0]
+    full = (1,) * (x.ndim - a.ndim) + a.shape
+    if any(full[i] != 1 for i in axis):
+        return None
+    n = 1
+    for i in axis:
+        n *= x.shape[i]
+    if n == 0:
+        return None
+    if keepdims:
+        kept = tuple(1 if i in axis else s for i, s in enumerate(full))
+    else:
+        kept = tuple(s for i, s in enumerate(full) if i not in axis)
+    eqs, t = [], a
+    if kept != a.shape:
+        eqs.append(ctx.eqn("reshape", [t], kept, a.dtype, shape=kept))
+        t = eqs[-1].out
+    if kept != out.shape:
+        eqs.append(ctx.eqn("broadcast_to", [t], out.shape, a.dtype, shape=out.shape))
+        t = eqs[-1].out
+    if n != 1:
+        c = ctx.const(np.asarray(n, dtype=out.dtype))
+        eqs.append(ctx.eqn("mul", [t, c], out.shape, out.dtype))
+        t = eqs[-1].out
+    return eqs, t
+
+
+_RULES = {"mul": _mul, "add": _add, "sub": _sub, "div": _div, "neg": _neg,
+          "transpose": _transpose, "reshape": _reshape, "broadcast_to": _broadcast_to,
+          "cast": _cast, "reduce_sum": _reduce_sum}

@@ -1,0 +1,179 @@
+"""Optimisation passes. Each takes a ``Program`` and returns a new one with the same meaning.
+
+"Same meaning" includes derivatives: the optimised program is also what an outer tape
+differentiates (through the interpreter), so passes never remove ``stop_gradient``.
+A pass returns the *same* ``Equation`` objects where it changes nothing, which is how
+``optimize`` detects the fixed point cheaply.
+"""
+import numpy as np
+
+from tapegrad.ir.checker import check as _check
+from tapegrad.ir.core import Const, frozen_array
+
+FOLD_LIMIT = 1 << 16  # fold results up to this many elements (or no bigger than the inputs)
+
+
+def dce(program):
+    """Dead-code elimination: drop equations and constants no output or update needs.
+
+    Inputs and captures stay, so the calling convention does not change.
+    """
+    live = {v.name for v in program.outputs}
+    live.update(v.name for _, v in program.updates)
+    keep = []
+    for e in reversed(program.equations):
+        if any(o.name in live for o in e.outs):
+            keep.append(e)
+            live.update(v.name for v in e.inputs)
+    keep.reverse()
+    consts = tuple(c for c in program.constants if c.var.name in live)
+    if len(keep) == len(program.equations) and len(consts) == len(program.constants):
+        return program
+    return program.replace(equations=tuple(keep), constants=consts)
+
+
+def cse(program):
+    """Common-subexpression elimination: equal equations (and equal constants) computed once."""
+    sub, seen_c, consts = {}, {}, []
+    for c in program.constants:
+        key = _const_key(c)
+        if key in seen_c:
+            sub[c.var.name] = seen_c[key]
+        else:
+            seen_c[key] = c.var
+            consts.append(c)
+    seen, eqs = {}, []
+    for e in program.equations:
+        e = substitute(e, sub)
+        try:
+            key = (e.prim.name, tuple(v.name for v in e.inputs),
+                   tuple((k, type(v), v) for k, v in e.params))
+            hash(key)
+        except TypeError:  # an unhashable param: never merged
+            key = None
+        prev = seen.get(key) if key is not None else None
+        if prev is not None:
+            for o, p in zip(e.outs, prev):
+                sub[o.name] = p
+            continue
+        if key is not None:
+            seen[key] = e.outs
+        eqs.append(e)
+    return rebuild(program, eqs, consts, sub)
+
+
+def fold_constants(program):
+    """Evaluate equations whose inputs are all constants, at compile time.
+
+    Results that hold one repeated value are stored as zero-strided broadcasts, so folding
+    ``zeros_like`` of a big tensor costs no memory.
+    """
+    values = {c.var.name: c.value for c in program.constants}
+    consts, eqs = list(program.constants), []
+    for e in program.equations:
+        if len(e.outs) == 1 and all(v.name in values for v in e.inputs):
+            val = _try_fold(e, values)
+            if val is not None:
+                values[e.out.name] = val
+                consts.append(Const(e.out, val))
+                continue
+        eqs.append(e)
+    if len(eqs) == len(program.equations):
+        return program
+    return program.replace(equations=tuple(eqs), constants=tuple(consts))
+
+
+def _try_fold(e, values):
+    out = e.out
+    # broadcast_to gives a view: folding it costs no memory at any size
+    if e.prim.name != "broadcast_to" and out.size > max(FOLD_LIMIT,
+                                                        sum(v.size for v in e.inputs)):
+        return None
+    try:
+        val = np.asarray(e.prim.impl(*[values[v.name] for v in e.inputs], **dict(e.params)))
+    except Exception:  # leave a failing equation for run time, where it raises properly
+        return None
+    if val.shape != out.shape:
+        return None
+    if val.dtype != out.dtype:
+        val = val.astype(out.dtype)
+    if e.prim.name == "broadcast_to":
+        return val if not val.flags.writeable else frozen_array(val)
+    return compress(val)
+
+
+def compress(val):
+    """A read-only constant; a constant of one repeated value as a zero-strided broadcast."""
+    if val.size > 1 and all(s != 0 for s in val.strides):
+        first = val.reshape(-1)[0]
+        if (val == first).all() and not (val.dtype.kind in "fc" and np.isnan(first)):
+            return np.broadcast_to(np.array(first, dtype=val.dtype), val.shape)
+    return frozen_array(val)
+
+
+def _const_key(c):
+    v = c.value
+    if v.size <= 4096:
+        base = v.reshape(-1)[:1] if v.size and all(s == 0 for s in v.strides) else v
+        return (c.var.dtype.str, c.var.shape, base.shape, np.ascontiguousarray(base).tobytes())
+    return ("id", id(v))
+
+
+def substitute(e, sub):
+    """``e`` with its inputs renamed through ``sub`` (the same object if nothing changes)."""
+    if not sub:
+        return e
+    ins = tuple(sub.get(v.name, v) for v in e.inputs)
+    return e if all(a is b for a, b in zip(ins, e.inputs)) else e._replace(inputs=ins)
+
+
+def rebuild(program, equations, constants, sub):
+    """A program with new equations/constants and outputs/updates renamed through ``sub``."""
+    outs = tuple(sub.get(v.name, v) for v in program.outputs)
+    upds = tuple((i, sub.get(v.name, v)) for i, v in program.updates)
+    if (len(equations) == len(program.equations) and len(constants) == len(program.constants)
+            and all(a is b for a, b in zip(equations, program.equations))
+            and all(a is b for a, b in zip(constants, program.constants))
+            and outs == program.outputs and upds == program.updates):
+        return program
+    return program.replace(equations=tuple(equations), constants=tuple(constants),
+                           outputs=outs, updates=upds)
+
+
+def _same(p, q):
+    return p is q
+
+
+def default_passes():
+    from tapegrad.ir.algebraic import simplify
+    return (fold_constants, simplify, cse, dce)
+
+
+def optimize(program, passes=None, *, check=False, max_rounds=50):
+    """Run ``passes`` (default: fold, simplify, CSE, DCE) until nothing changes.
+
+    With ``check=True`` the checker validates the program after every pass (the tests do).
+
+    >>> import numpy as np
+    >>> from tapegrad.ir import Var, Equation, Program, optimize
+    >>> from tapegrad.core.dispatch import PRIMITIVES
+    >>> f32 = np.dtype("float32")
+    >>> x, a, b = Var("x", (2,), f32), Var("a", (2,), f32), Var("b", (2,), f32)
+    >>> neg = PRIMITIVES["neg"]
+    >>> p = Program((x,), (), (), (Equation(neg, (x,), (), (a,)),
+    ...                           Equation(neg, (a,), (), (b,))), (b,))
+    >>> optimize(p).equations, optimize(p).outputs
+    ((), (x:f32[2],))
+    """
+    passes = default_passes() if passes is None else passes
+    for _ in range(max_rounds):
+        changed = False
+        for p in passes:
+            new = p(program)
+            if check:
+                _check(new)
+            changed |= not _same(new, program)
+            program = new
+        if not changed:
+            break
+    return program
