@@ -17,7 +17,7 @@ demo: $(VENV)/.stamp-test
 
 test: $(VENV)/.stamp-test
 	$(VENV)/bin/ruff check tapegrad tests benchmarks
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -q
 
 $(BENCH_VENV)/.stamp: pyproject.toml
 	$(PY) -m venv $(BENCH_VENV)

@@ -237,7 +237,7 @@ def test_watched_variables_are_a_tuple_in_creation_order():
     c = tf.Variable(1.0, name="c")
     with tf.GradientTape() as t:
         t.watch(c)
-        y = a * b
+        _ = a * b
     got = t.watched_variables()
     assert isinstance(got, tuple)
     assert [v.name for v in got] == ["b:0", "a:0", "c:0"]

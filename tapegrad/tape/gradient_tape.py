@@ -371,7 +371,7 @@ class GradientTape:
 def reachable_from(entries, ids):
     """Ids of every tensor that depends on one of ``ids`` through ``entries``."""
     live = set(ids)
-    for prim, args, params, out in entries:
+    for _prim, args, _params, out in entries:
         for a in args:
             if id(a) in live:
                 live.add(id(out))
