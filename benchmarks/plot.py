@@ -28,6 +28,8 @@ def chart(rows, path, title):
         tg = row.results.get("tapegrad", {})
         if tg.get("status") != "ok":
             ax.text(1.0, y, "  tapegrad n/a", va="center", fontsize=7, color="gray")
+        elif tg.get("check") == "MISMATCH":
+            ax.text(1.0, y, "  tapegrad result MISMATCH", va="center", fontsize=7, color="red")
     ax.set_xscale("log")
     ax.axvline(1.0, color="black", lw=1)
     ax.axvline(0.5, color="gray", lw=0.8, ls="--")

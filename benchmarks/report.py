@@ -29,7 +29,9 @@ def cell(row, system):
 
 
 def fmt_ratio(value):
-    return "-" if value is None else f"{value:.2f}"
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if value < 0.1 else f"{value:.2f}"
 
 
 def table(rows):
@@ -56,22 +58,26 @@ def render_text(lines):
 
 
 def render_md_table(lines):
-    out = ["| " + " | ".join(lines[0]) + " |", "|" + "---|" * len(lines[0])]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in lines[1:]]
-    return "\n".join(out)
+    def row(cells):
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([row(lines[0]), "|" + "---|" * len(lines[0])] + [row(r) for r in lines[1:]])
 
 
 def notes(rows):
-    """Every implementation that was not timed, or whose result did not match."""
-    out = []
+    """Mismatches, then every implementation not timed (same reason: rows grouped)."""
+    out, grouped = [], {}
     for row in rows:
         for rec in row.alternatives:
-            if rec["status"] != "ok":
-                out.append(f"{row.key} {rec['system']} ({rec['label']}): "
-                           f"{rec['status']} - {rec['reason']}")
-            elif rec.get("check") == "MISMATCH":
-                out.append(f"{row.key} {rec['system']} ({rec['label']}): "
-                           f"RESULT MISMATCH - {rec['check_detail']}")
+            if rec["status"] == "ok" and rec.get("check") == "MISMATCH":
+                out.append(f"RESULT MISMATCH {row.key} {rec['system']} ({rec['label']}): "
+                           f"{rec['check_detail']}")
+            elif rec["status"] != "ok":
+                key = (rec["status"], rec["system"], rec["reason"])
+                grouped.setdefault(key, []).append(f"{row.workload} {row.case} [{row.mode}]")
+    for (status, system, reason), where in grouped.items():
+        rows_text = "; ".join(where) if len(where) <= 3 else f"{len(where)} rows ({where[0]}, ...)"
+        out.append(f"{status} {system}: {reason} - {rows_text}")
     return out
 
 
@@ -123,7 +129,7 @@ def targets_md(targets):
     lines = [("row", "target", "value", "status", "why")]
     for t in targets:
         v = t["value"]
-        value = "-" if v is None else (f"{v:.1f}%" if "floor" in t["target"] else f"{v:.2f}")
+        value = "-" if v is None else (f"{v:.1f}%" if "floor" in t["target"] else fmt_ratio(v))
         lines.append((t["row"], t["target"], value, t["status"], t["why"]))
     return render_md_table(lines)
 
@@ -138,10 +144,11 @@ def markdown(meta, rows, targets):
         f"Machine: {m['cpu']}, {m['logical_cores']} logical cores ({m['cores_used']} used), "
         f"{m['memory_gib']} GiB, {m['platform']}, Python {m['python']}, "
         f"NumPy BLAS: {m['numpy_blas']}  ",
-        f"Threads: {meta['threads']} per system ({meta['thread_settings']})  ",
+        f"Threads: {meta['threads']} per system ("
+        + "; ".join(f"{k}={v}" for k, v in meta["thread_settings"].items()) + ")  ",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + "  ",
-        f"NumPy float32 matmul floor: {meta['floor']['gflops']:.1f} GFLOP/s "
-        f"(by size: {meta['floor']['by_size']})  ",
+        f"NumPy float32 matmul floor: {meta['floor']['gflops']:.1f} GFLOP/s (best of the "
+        f"runs before and after the workloads, GFLOP/s by size: {meta['floor']['by_size']})  ",
         f"Timing: median of {meta['repeats']} interleaved repeats, each >= {meta['target_s']} s "
         "of calls; first call and one warm-up call excluded. Total run "
         f"{meta['elapsed_s']:.0f} s.",

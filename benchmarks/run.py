@@ -65,6 +65,12 @@ def main(argv=None):
             cells = "  ".join(f"{s}={report.cell(row, s)}" for s in systems.SYSTEMS)
             print(f"{row.key:<44} {cells}  ({time.time() - t0:.0f}s)", flush=True)
 
+    # The floor is a peak rate and noise only lowers a measurement: take the best of two,
+    # one before and one after the workloads.
+    floor_end, by_size_end = machine.matmul_rate(opts.quick)
+    print(f"NumPy float32 matmul floor (after): {floor_end:.1f} GFLOP/s {by_size_end}")
+    by_size = {"before": by_size, "after": by_size_end}
+    floor = max(floor, floor_end)
     results = targets.evaluate(rows, floor)
     meta = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
@@ -88,7 +94,8 @@ def main(argv=None):
     print("\ntargets:")
     for t in results:
         v = t["value"]
-        value = "-" if v is None else f"{v:.2f}"
+        floor_target = "floor" in t["target"]
+        value = f"{v:.1f}%" if floor_target and v is not None else report.fmt_ratio(v)
         why = f"  ({t['why'][:70]})" if t["why"] else ""
         print(f"  {t['status']:<4} {t['row']:<44} {t['target']:<26} {value:>7}{why}")
     for n in report.notes(rows):

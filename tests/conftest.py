@@ -1,6 +1,4 @@
 """Shared fixtures: every test starts and ends with no active tape, accumulator or vmap."""
-import warnings
-
 import pytest
 
 import tapegrad  # noqa: F401  (registers every primitive)
@@ -16,10 +14,3 @@ def _clean_state():
     STATE.recorders, STATE.tracers, STATE.batch_level = [], [], 0
     STATE.refresh()
     assert leaked == ([], [], 0), f"test left interpreters active: {leaked}"
-
-
-@pytest.fixture
-def no_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        yield

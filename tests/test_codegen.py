@@ -225,3 +225,34 @@ def test_a_thousand_equation_graph_compiles():
     assert len(cf.raw_program.equations) == 1000
     assert len(cf.source().splitlines()) > 1000
     np.testing.assert_allclose(fn(x).numpy(), f(x).numpy(), rtol=1e-5)
+
+
+def test_argument_names_never_clash_with_generated_names():
+    f = tf.function(lambda t0, c0, input, np: tf.exp(t0) * 2.0 + c0 + input + np)
+    args = [tf.constant(v) for v in (1.0, 2.0, 3.0, 4.0)]
+    np.testing.assert_allclose(float(f(*args)), np.exp(1.0) * 2 + 9, rtol=1e-6)
+    src = f.get_concrete_function(*args).source()
+    assert "def fn_lambda(t0, c0, x_input, x_np):" in src
+
+
+def test_multi_result_equations_unpack():
+    p = Primitive.__new__(Primitive)   # a stand-in: no primitive has several results yet
+    p.name, p.nin, p.emit = "split2", 1, None
+    p.impl = lambda x: (x[:1], x[1:])
+    f32 = np.dtype("float32")
+    x, a, b = Var("x", (2,), f32), Var("a", (1,), f32), Var("b", (1,), f32)
+    prog = Program((x,), (), (), (Equation(p, (x,), (), (a, b)),), (b, a))
+    f, src = compile_program(prog)
+    assert "t0, t1 = _impl_split2(x)" in src
+    assert [v.tolist() for v in f(np.array([1.0, 2.0], f32))] == [[2.0], [1.0]]
+
+
+def test_concrete_function_from_a_bare_program():
+    from tapegrad.compile import ConcreteFunction
+    v = tf.Variable([1.0, 2.0])
+    cf0 = tf.function(lambda x: (x + v, x * 2.0)).get_concrete_function(tf.zeros([2]))
+    cf = ConcreteFunction.from_program(cf0.program, [v], structure={"a": None, "b": None})
+    out = cf(tf.constant([1.0, 1.0]))
+    assert out["a"].numpy().tolist() == [2.0, 3.0] and out["b"].numpy().tolist() == [2.0, 2.0]
+    with pytest.raises(ValueError, match="captures 1 variables"):
+        ConcreteFunction.from_program(cf0.program, [])

@@ -521,3 +521,30 @@ def test_error_messages_of_ops_inside_a_trace_match_eager():
     g = tf.function(lambda x, y: x + y)
     with pytest.raises(tf.errors.InvalidArgumentError, match="add"):
         g(tf.zeros([2, 3]), tf.zeros([4]))
+
+
+def test_vmap_inside_a_traced_function_becomes_batched_code():
+    vmap = pytest.importorskip("tapegrad.transforms.vmap").vmap
+
+    @tf.function
+    def f(xs, w):
+        return vmap(lambda x: tf.reduce_sum(tf.tanh(x * w)))(xs)
+    xs, w = randn(4, 3), randn(3)
+    np.testing.assert_allclose(f(xs, w).numpy(), np.tanh(xs.numpy() * w.numpy()).sum(1),
+                               rtol=1e-6)
+    src = f.get_concrete_function(xs, w).source()
+    assert "for " not in src and "axis=(1,)" in src
+
+
+def test_functional_transforms_inside():
+    F = pytest.importorskip("tapegrad.transforms.functional")
+    f = lambda x: tf.reduce_sum(tf.sin(x) * x)
+
+    def all_of(x):
+        return (F.grad(f)(x), F.jacrev(lambda x: tf.sin(x) * x)(x),
+                F.jacfwd(lambda x: tf.sin(x) * x)(x), F.hessian(f)(x))
+    g = tf.function(all_of)
+    for x in (tf.constant([0.1, 0.2, 0.3]), tf.constant([1.0, -1.0, 0.5])):
+        for a, b in zip(g(x), all_of(x)):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+    assert g.trace_count == 1

@@ -1,6 +1,7 @@
 """W2 jacobian-one: Jacobian (16 x 32) of the MLP 32-256-256-16 at one input, eager.
 
-tapegrad and TensorFlow: ``g.jacobian(y, x)`` on a watched (1, 32) input; PyTorch
+tapegrad and TensorFlow: ``g.jacobian(y, x)`` on a watched (1, 32) input (TensorFlow also with
+``experimental_use_pfor=False``, which needs a persistent tape; the faster is reported); PyTorch
 ``torch.autograd.functional.jacobian(f, x, vectorize=True)``; JAX ``jax.jacrev`` without jit;
 autograd ``jacobian``.
 """
@@ -28,18 +29,21 @@ def tapegrad_tape():
     return run
 
 
-def tensorflow_tape():
-    tf = load("tensorflow")
-    params = [tf.constant(p) for p in PARAMS]
-    x = tf.constant(X[None, :])
+def tensorflow_tape(use_pfor):
+    def build():
+        tf = load("tensorflow")
+        params = [tf.constant(p) for p in PARAMS]
+        x = tf.constant(X[None, :])
 
-    def run():
-        with tf.GradientTape() as g:
-            g.watch(x)
-            y = common.mlp(params, x, tf.matmul, tf.tanh)
-        return g.jacobian(y, x)
+        def run():
+            with tf.GradientTape(persistent=not use_pfor) as g:
+                g.watch(x)
+                y = common.mlp(params, x, tf.matmul, tf.tanh)
+            return g.jacobian(y, x, experimental_use_pfor=use_pfor)
 
-    return run
+        return run
+
+    return build
 
 
 def torch_functional():
@@ -72,7 +76,8 @@ def autograd_jacobian():
 def rows(opts):
     impls = [
         Impl("tapegrad", "GradientTape.jacobian", tapegrad_tape),
-        Impl("tensorflow", "GradientTape.jacobian", tensorflow_tape),
+        Impl("tensorflow", "GradientTape.jacobian", tensorflow_tape(True)),
+        Impl("tensorflow", "jacobian(experimental_use_pfor=False)", tensorflow_tape(False)),
         Impl("jax", "jacrev no jit", jax_jacrev),
         Impl("torch", "functional.jacobian vectorize", torch_functional),
         Impl("autograd", "jacobian", autograd_jacobian),

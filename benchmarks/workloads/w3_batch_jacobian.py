@@ -42,7 +42,8 @@ def tapegrad_vmap_jacrev():
     tg = load("tapegrad")
     params = [tg.constant(p) for p in PARAMS]
     x = tg.constant(_x())
-    jac = tg.function(tg.vmap(tg.jacrev(lambda x: common.mlp(params, x))))
+    f = lambda x: common.mlp(params, x, operator.matmul, tg.tanh)
+    jac = tg.function(tg.vmap(tg.jacrev(f)))
     return lambda: jac(x)
 
 

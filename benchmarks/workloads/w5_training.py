@@ -1,7 +1,7 @@
-"""W5 training loop: 200 steps of plain SGD on the mean squared error, float32.
+"""W5 training loop: 200 steps (50 with --quick) of plain SGD on the mean squared error, float32.
 
 Models: linear regression (256 x 8 data, w: 8 x 1, b: 1) and an MLP 8-64-1 (tanh).
-Every call resets the parameters and runs all 200 steps; the result is the final parameters.
+Every call resets the parameters and runs all the steps; the result is the final parameters.
 
 eager: tapegrad / TensorFlow ``GradientTape`` + ``Variable.assign_sub``; PyTorch
 ``loss.backward()`` + in-place update under ``no_grad``; JAX ``jax.grad`` without jit;
@@ -16,7 +16,7 @@ from benchmarks.harness import Impl, Row, skipped
 from benchmarks.systems import load
 from benchmarks.workloads import common
 
-STEPS = 200
+STEPS, QUICK_STEPS = 200, 50
 N, D = 256, 8
 MODELS = {  # name -> (layer sizes, learning rate)
     "linreg 256x8": ((D, 1), 0.05),
@@ -31,7 +31,7 @@ def _data():
     return x, y.astype(np.float32)
 
 
-def _tape_sgd(mod, sizes, lr, compiled):
+def _tape_sgd(mod, sizes, lr, steps, compiled):
     """tapegrad and TensorFlow share this code: the API is the same."""
     x0, y0 = _data()
     p0 = common.mlp_params(sizes, seed=5)
@@ -51,18 +51,18 @@ def _tape_sgd(mod, sizes, lr, compiled):
     def run():
         for p, v in zip(params, p0):
             p.assign(v)
-        for _ in range(STEPS):
+        for _ in range(steps):
             step()
         return params
 
     return run
 
 
-def tape_sgd(name, sizes, lr, compiled):
-    return lambda: _tape_sgd(load(name), sizes, lr, compiled)
+def tape_sgd(name, sizes, lr, steps, compiled):
+    return lambda: _tape_sgd(load(name), sizes, lr, steps, compiled)
 
 
-def torch_sgd(sizes, lr, compiled):
+def torch_sgd(sizes, lr, steps, compiled):
     def build():
         torch = load("torch")
         x0, y0 = _data()
@@ -80,7 +80,7 @@ def torch_sgd(sizes, lr, compiled):
             with torch.no_grad():
                 for p, v in zip(params, p0):
                     p.copy_(v)
-            for _ in range(STEPS):
+            for _ in range(steps):
                 loss_fn(params).backward()
                 with torch.no_grad():
                     for p in params:
@@ -93,7 +93,7 @@ def torch_sgd(sizes, lr, compiled):
     return build
 
 
-def jax_sgd(sizes, lr, compiled):
+def jax_sgd(sizes, lr, steps, compiled):
     def build():
         jax = load("jax")
         x0, y0 = _data()
@@ -111,7 +111,7 @@ def jax_sgd(sizes, lr, compiled):
 
         def run():
             params = p0
-            for _ in range(STEPS):
+            for _ in range(steps):
                 params = step(params)
             return jax.block_until_ready(params)
 
@@ -120,7 +120,7 @@ def jax_sgd(sizes, lr, compiled):
     return build
 
 
-def autograd_sgd(sizes, lr):
+def autograd_sgd(sizes, lr, steps):
     def build():
         ag = load("autograd")
         import autograd.numpy as anp
@@ -135,7 +135,7 @@ def autograd_sgd(sizes, lr):
 
         def run():
             params = p0
-            for _ in range(STEPS):
+            for _ in range(steps):
                 params = [p - lr * g for p, g in zip(params, grad(params))]
             return params
 
@@ -144,34 +144,35 @@ def autograd_sgd(sizes, lr):
     return build
 
 
-def _reference(sizes, lr):
+def _reference(sizes, lr, steps):
     x, y = _data()
-    return lambda: common.np_sgd(common.mlp_params(sizes, seed=5), x, y, lr, STEPS)
+    return lambda: common.np_sgd(common.mlp_params(sizes, seed=5), x, y, lr, steps)
 
 
 def rows(opts):
     out = []
+    n = QUICK_STEPS if opts.quick else STEPS
     for name, (sizes, lr) in MODELS.items():
-        ref = _reference(sizes, lr)
+        ref = _reference(sizes, lr, n)
         eager = [
-            Impl("tapegrad", "GradientTape + assign_sub", tape_sgd("tapegrad", sizes, lr, False)),
-            Impl("tensorflow", "GradientTape + assign_sub", tape_sgd("tensorflow", sizes, lr, False)),
-            Impl("jax", "grad no jit", jax_sgd(sizes, lr, False)),
-            Impl("torch", "backward + no_grad update", torch_sgd(sizes, lr, False)),
-            Impl("autograd", "grad", autograd_sgd(sizes, lr)),
+            Impl("tapegrad", "GradientTape + assign_sub", tape_sgd("tapegrad", sizes, lr, n, False)),
+            Impl("tensorflow", "GradientTape + assign_sub", tape_sgd("tensorflow", sizes, lr, n, False)),
+            Impl("jax", "grad no jit", jax_sgd(sizes, lr, n, False)),
+            Impl("torch", "backward + no_grad update", torch_sgd(sizes, lr, n, False)),
+            Impl("autograd", "grad", autograd_sgd(sizes, lr, n)),
         ]
         if opts.torch_compile:
-            torch_compiled = Impl("torch", "torch.compile(loss)", torch_sgd(sizes, lr, True))
+            torch_compiled = Impl("torch", "torch.compile(loss)", torch_sgd(sizes, lr, n, True))
         else:
             torch_compiled = skipped("torch", "torch.compile", "torch.compile off (--torch-compile)")
         compiled = [
-            Impl("tapegrad", "function(step)", tape_sgd("tapegrad", sizes, lr, True)),
-            Impl("tensorflow", "tf.function(step)", tape_sgd("tensorflow", sizes, lr, True)),
-            Impl("jax", "jit(step)", jax_sgd(sizes, lr, True)),
+            Impl("tapegrad", "function(step)", tape_sgd("tapegrad", sizes, lr, n, True)),
+            Impl("tensorflow", "tf.function(step)", tape_sgd("tensorflow", sizes, lr, n, True)),
+            Impl("jax", "jit(step)", jax_sgd(sizes, lr, n, True)),
             torch_compiled,
             skipped("autograd", "-", "autograd does not compile"),
         ]
-        label = f"train {name} x{STEPS}"
+        label = f"train {name} x{n}"
         out.append(Row("W5", label, "eager", eager, ref, 2e-3, 1e-4))
         out.append(Row("W5", label, "compiled", compiled, ref, 2e-3, 1e-4))
     return out

@@ -8,7 +8,7 @@ rewriting ``x * zeros`` to a constant would turn a zero gradient into an unconne
 import numpy as np
 
 from tapegrad.compile.codegen import compile_program
-from tapegrad.compile.signature import STATIC, TENSOR, VARIABLE, rebuild, walk
+from tapegrad.compile.signature import TENSOR, VARIABLE, TensorSpec, rebuild, walk
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.ir import check, cse, dce, evaluate, fold_constants, optimize
@@ -30,7 +30,7 @@ class ConcreteFunction:
         self.raw_program = check(program)
         self.program = check(optimize(program))
         self.graph = self.program
-        self._diff_program = optimize(program, (fold_constants, cse, dce))
+        self._diff = None  # built on the first call under a tape or vmap
         self.name = program.name
         self._fn, self._source = compile_program(self.program, self.name)
         self._slots = tuple(slots)  # per capture: a Variable, or the index of a Variable arg
@@ -45,6 +45,36 @@ class ConcreteFunction:
         self._out_struct = rebuild(outputs, iter([None] * len(out_kinds)))
         self._single = (len(out_kinds) == 1 and out_kinds[0] == (TENSOR, 0)
                         and self._out_struct is None)
+        self._runner = self._make_runner()
+
+    @classmethod
+    def from_program(cls, program, variables=(), structure=None):
+        """A callable for a ``Program`` without its Python function (e.g. a loaded one).
+
+        ``variables``: one ``tf.Variable`` per capture, in order. ``structure``: how to nest
+        the flat outputs (any structure with one leaf per output; default: the single
+        output, or a tuple). Its calls take the program's inputs positionally.
+
+        >>> import numpy as np, tapegrad as tf
+        >>> from tapegrad.ir import Var, Equation, Program
+        >>> from tapegrad.core.dispatch import PRIMITIVES
+        >>> x, y = Var("x", (2,), np.dtype("float32")), Var("y", (2,), np.dtype("float32"))
+        >>> p = Program((x,), (), (), (Equation(PRIMITIVES["exp"], (x,), (), (y,)),), (y,))
+        >>> ConcreteFunction.from_program(p)(tf.zeros([2])).numpy().tolist()
+        [1.0, 1.0]
+        """
+        n = len(program.outputs)
+        if structure is None:
+            structure = None if n == 1 else tuple([None] * n)
+        if len(variables) != len(program.captures):
+            raise ValueError(f"{program.name} captures {len(program.captures)} variables, "
+                             f"got {len(variables)}.")
+        kinds = [(TENSOR, j) for j in range(n)]
+        examples = tuple(_wrap(np.broadcast_to(np.zeros((), v.dtype), v.shape))
+                         for v in program.inputs)
+        key = walk((examples, {}), [])
+        specs = [TensorSpec(v.shape, v.dtype) for v in program.inputs]
+        return cls(program, list(variables), structure, kinds, key, specs)
 
     # -- introspection ------------------------------------------------------------------------
     def source(self):
@@ -70,6 +100,12 @@ class ConcreteFunction:
 
     def __repr__(self):
         return f"<ConcreteFunction {self.pretty_printed_signature()}>"
+
+    @property
+    def _diff_program(self):
+        if self._diff is None:
+            self._diff = optimize(self.raw_program, (fold_constants, cse, dce))
+        return self._diff
 
     # -- calling --------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -111,6 +147,33 @@ class ConcreteFunction:
                 vs[i]._value = val
         return self._pack([_wrap(a) for a in r[:self._n_out]])
 
+    def _make_runner(self):
+        """A generated ``run(x0, .., xn)`` on NumPy values: the lean path of a plain call.
+
+        Captured variables are read and assigned inline; None where a captured variable is
+        an argument (then ``_run_plain`` resolves it per call).
+        """
+        if any(isinstance(s, int) for s in self._slots):
+            return None
+        xs = [f"x{i}" for i in range(len(self.program.inputs))]
+        ns = {"fn": self._fn, "_wrap": _wrap, "pack": self._pack, "new": object.__new__,
+              "Tensor": Tensor}
+        caps = []
+        for k, var in enumerate(self._slots):
+            ns[f"V{k}"] = var
+            caps.append(f"V{k}._value")
+        res = ["r"] if self._n_res == 1 else [f"r[{j}]" for j in range(self._n_res)]
+        lines = [f"def run({', '.join(xs)}):", f"    r = fn({', '.join(xs + caps)})"]
+        for i, j in zip(self._upd, range(self._n_out, self._n_res)):
+            lines.append(f"    V{i}._value = {res[j]}")
+        if self._single:  # Tensor._wrap, inlined: this line runs on every call
+            lines += ["    t = new(Tensor)", f"    t._value = {res[0]}", "    return t"]
+        else:
+            outs = ", ".join(f"_wrap({res[j]})" for j in range(self._n_out))
+            lines.append(f"    return pack([{outs}])")
+        exec(compile("\n".join(lines) + "\n", f"<tapegrad call {self.name}>", "exec"), ns)
+        return ns["run"]
+
     def _run_interpreted(self, tensors, arg_vars):
         """Through ``bind``: tapes record it, accumulators push tangents, vmap batches it."""
         ins = [t if isinstance(t, Tensor) else convert_to_tensor(np.asarray(t))
@@ -127,5 +190,3 @@ class ConcreteFunction:
         leaves = [flat[x] if k == TENSOR else x for k, x in self._kinds]
         return rebuild(self._out_struct, iter(leaves))
 
-
-_ = STATIC

@@ -13,14 +13,16 @@ shape is traced once and cached.
 """
 import functools
 import inspect
+import types
 import warnings
 import weakref
 
 import numpy as np
 
 from tapegrad.compile.concrete import ConcreteFunction
+from tapegrad.compile import signature
 from tapegrad.compile.signature import (STATIC, TENSOR, VARIABLE, TensorSpec, conform,
-                                        leaf_names, rebuild, walk)
+                                        leaf_names, placeholder, rebuild, walk)
 from tapegrad.compile.tracer import GraphBuilder, tracing
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
@@ -39,13 +41,10 @@ class Function:
         self.jit_compile = jit_compile  # accepted for TF compatibility: code is always generated
         self.trace_count = 0
         self._cache = {}       # full signature key -> ConcreteFunction
-        self._fast = {}        # (shape, dtype, ...) of plain positional tensors -> same
+        self._fast = {}        # (shape, dtype, ...) of plain positional tensors -> runner
         self._relaxed = {}     # structure key -> relaxed TensorSpecs (reduce_retracing)
         self._bound = weakref.WeakKeyDictionary()
-        try:
-            self._sig = inspect.signature(fn)
-        except (TypeError, ValueError):  # a builtin: no introspection, no kwargs binding
-            self._sig = None
+        self._sig = _signature(fn)  # None for builtins: no introspection, no kwargs binding
         self._nfast = _fast_arity(self._sig)
 
     def __get__(self, obj, objtype=None):
@@ -56,9 +55,8 @@ class Function:
             return self._bound[obj]
         except (KeyError, TypeError):
             pass
-        import types
-        bound = Function(types.MethodType(self.python_function, obj), self.input_signature,
-                         self.reduce_retracing, self.jit_compile)
+        bound = make_function(types.MethodType(self.python_function, obj),
+                              self.input_signature, self.reduce_retracing, self.jit_compile)
         try:
             self._bound[obj] = bound
         except TypeError:  # not weak-referenceable: the caller gets a fresh cache each time
@@ -66,24 +64,7 @@ class Function:
         return bound
 
     def __call__(self, *args, **kwargs):
-        if STATE.plain and not kwargs and len(args) == self._nfast:
-            # The fast path: positional tensors only, nothing active. Keep it lean.
-            key, vals = [], []
-            for a in args:
-                t = type(a)
-                if t is Tensor:
-                    v = a._value
-                elif t is np.ndarray:
-                    v = a
-                else:
-                    break
-                key.append(v.shape)
-                key.append(v.dtype)
-                vals.append(v)
-            else:
-                cf = self._fast.get(tuple(key))
-                if cf is not None:
-                    return cf._run_plain(vals, ())
+        # make_function gives most functions a subclass with an unrolled fast path
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
@@ -104,13 +85,13 @@ class Function:
         cf = self._cache.get(key)
         if cf is None:
             cf = self._trace(args, kwargs, leaves, key)
-        if not kwargs and len(args) == self._nfast and all(
+        if not kwargs and len(args) == self._nfast and cf._runner is not None and all(
                 type(a) is Tensor or type(a) is np.ndarray for a in args):
             fk = []
             for a in args:
-                fk += [a.shape if type(a) is np.ndarray else a._value.shape,
-                       a.dtype if type(a) is np.ndarray else a._value.dtype]
-            self._fast[tuple(fk)] = cf
+                v = a if type(a) is np.ndarray else a._value
+                fk += [v.shape, v.dtype]
+            self._fast[tuple(fk)] = cf._runner
         return cf, leaves
 
     def _canonicalize(self, args, kwargs):
@@ -183,7 +164,7 @@ class Function:
         specs = [TensorSpec(tuple(v.shape), v.dtype) for k, v in leaves if k == TENSOR]
         if not self.reduce_retracing:
             return specs
-        skeleton = _skeleton(key)
+        skeleton = signature.skeleton(key)
         old = self._relaxed.get(skeleton)
         if old is not None:
             specs = [a.most_specific_compatible_type(b) for a, b in zip(old, specs)]
@@ -201,21 +182,10 @@ class Function:
         """
         if not args and not kwargs and self.input_signature is not None:
             args = self.input_signature
-        args = tuple(_spec_placeholder(a) for a in args)
-        kwargs = {k: _spec_placeholder(v) for k, v in kwargs.items()}
-        cf, _ = self._lookup_specs(args, kwargs)
+        args = tuple(placeholder(a) for a in args)
+        kwargs = {k: placeholder(v) for k, v in kwargs.items()}
+        cf, _ = self._lookup(args, kwargs)
         return cf
-
-    def _lookup_specs(self, args, kwargs):
-        args, kwargs = self._canonicalize(args, kwargs)
-        leaves = []
-        key = walk((args, kwargs), leaves)
-        cf = self._cache.get(key)
-        if cf is None:
-            if self.input_signature is not None:
-                conform(args, self.input_signature, self.__name__)
-            cf = self._trace(args, kwargs, leaves, key)
-        return cf, leaves
 
     def experimental_get_tracing_count(self):
         """TensorFlow's name for ``trace_count``."""
@@ -225,30 +195,53 @@ class Function:
         return f"<tapegrad.function {self.__name__} traced {self.trace_count} time(s)>"
 
 
-def _spec_placeholder(a):
-    """A fully defined TensorSpec as a zero-strided tensor: only its shape and dtype count."""
-    if isinstance(a, TensorSpec):
-        if not a.is_fully_defined():
-            raise ValueError(f"get_concrete_function: {a!r} has unknown dimensions; tapegrad "
-                             "programs have static shapes, so give example tensors or fully "
-                             "defined specs.")
-        return Tensor._wrap(np.broadcast_to(np.zeros((), a.dtype), a.shape))
-    if isinstance(a, (list, tuple)) and not isinstance(a, Tensor):
-        return type(a)(_spec_placeholder(x) for x in a) if not hasattr(a, "_fields") else \
-            type(a)(*[_spec_placeholder(x) for x in a])
-    if isinstance(a, dict):
-        return {k: _spec_placeholder(v) for k, v in a.items()}
-    return a
+_FAST_CALL = """
+def __call__(self, *args, **kwargs):
+    if not kwargs and len(args) == {n} and STATE.plain:
+        {unpack}
+{convert}
+        run = self._fast.get(({key}))
+        if run is not None:
+            return run({vals})
+    return self._call(args, kwargs)
+"""
+_fast_classes = {}
 
 
-def _skeleton(key):
-    """A signature key with the tensor shapes replaced by ranks (reduce_retracing groups)."""
-    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], tuple) \
-            and isinstance(key[1], np.dtype):
-        return (len(key[0]), key[1])
-    if isinstance(key, tuple):
-        return tuple(_skeleton(k) for k in key)
-    return key
+def make_function(fn, input_signature=None, reduce_retracing=False, jit_compile=None):
+    """A ``Function`` whose class has a ``__call__`` unrolled for ``fn``'s arity.
+
+    The per-call overhead is mostly Python bytecode, so the fast path (positional tensors or
+    arrays, nothing active, signature seen before) is generated without loops or lists.
+    """
+    n = _fast_arity(_signature(fn))
+    if not 0 <= n <= 8:
+        return Function(fn, input_signature, reduce_retracing, jit_compile)
+    cls = _fast_classes.get(n)
+    if cls is None:
+        convert = "\n".join(
+            f"        t = type(a{i})\n"
+            f"        if t is Tensor:\n            v{i} = a{i}._value\n"
+            f"        elif t is ndarray:\n            v{i} = a{i}\n"
+            f"        else:\n            return self._call(args, kwargs)" for i in range(n))
+        src = _FAST_CALL.format(
+            n=n, unpack=(", ".join(f"a{i}" for i in range(n)) + ", = args") if n else "pass",
+            convert=convert, key="".join(f"v{i}.shape, v{i}.dtype, " for i in range(n)),
+            vals=", ".join(f"v{i}" for i in range(n)))
+        ns = {"STATE": STATE, "Tensor": Tensor, "ndarray": np.ndarray}
+        exec(compile(src, f"<tapegrad fast call {n}>", "exec"), ns)
+        cls = type("Function", (Function,), {"__call__": ns["__call__"]})
+        cls.__qualname__ = Function.__qualname__
+        cls.__module__ = Function.__module__
+        _fast_classes[n] = cls
+    return cls(fn, input_signature, reduce_retracing, jit_compile)
+
+
+def _signature(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
 
 
 def _fast_arity(sig):
@@ -290,5 +283,5 @@ def function(fn=None, *, input_signature=None, reduce_retracing=False, jit_compi
     def wrap(f):
         if not callable(f):
             raise TypeError(f"tapegrad.function expects a callable, got {f!r}")
-        return Function(f, input_signature, reduce_retracing, jit_compile)
+        return make_function(f, input_signature, reduce_retracing, jit_compile)
     return wrap if fn is None else wrap(fn)

@@ -176,3 +176,30 @@ def _conform_one(a, spec, fname, where):
         return {k: _conform_one(a[k], spec[k], fname, f"{where}[{k!r}]") for k in a}
     raise TypeError(f"input_signature may only hold TensorSpecs, lists, tuples and dicts; "
                     f"got {spec!r}.")
+
+
+def placeholder(a):
+    """A fully defined TensorSpec as a zero-strided tensor: only its shape and dtype count."""
+    if isinstance(a, TensorSpec):
+        if not a.is_fully_defined():
+            raise ValueError(f"get_concrete_function: {a!r} has unknown dimensions; tapegrad "
+                             "programs have static shapes, so give example tensors or fully "
+                             "defined specs.")
+        return Tensor._wrap(np.broadcast_to(np.zeros((), a.dtype), a.shape))
+    if isinstance(a, (list, tuple)) and not isinstance(a, Tensor):
+        items = [placeholder(x) for x in a]
+        return type(a)(*items) if hasattr(a, "_fields") else type(a)(items)
+    if isinstance(a, dict):
+        return {k: placeholder(v) for k, v in a.items()}
+    return a
+
+
+def skeleton(key):
+    """A signature key with tensor shapes replaced by ranks: the groups reduce_retracing
+    generalises over."""
+    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], tuple) \
+            and isinstance(key[1], np.dtype):
+        return (len(key[0]), key[1])
+    if isinstance(key, tuple):
+        return tuple(skeleton(k) for k in key)
+    return key

@@ -21,6 +21,7 @@ program double(x:f32[2]) {
   return (t0)
 }
 """
+import builtins
 import contextlib
 import keyword
 import linecache
@@ -34,10 +35,12 @@ import tapegrad
 from tapegrad.core.dispatch import _op_error
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor
-from tapegrad.ir.core import Const, Equation, NameGen, Program, Var, frozen_array, make_params
+from tapegrad.ir.core import Const, Equation, NameGen, Program, Var, make_params
+from tapegrad.ir.passes import compress
 
 _PKG_DIR = os.path.dirname(os.path.abspath(tapegrad.__file__)) + os.sep
-_RESERVED = set(keyword.kwlist) | {"np", "None", "True", "False", "slice", "Ellipsis"}
+# Names an argument of generated code must not take: keywords, NumPy, builtins.
+_RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np"}
 
 
 class OperatorNotAllowedInGraphError(TypeError):
@@ -114,9 +117,11 @@ class SymbolicTensor(Tensor):
 
 def identifier(name, default="x"):
     """``name`` made into a Python identifier usable in generated code."""
-    s = re.sub(r"\W", "_", str(name).split(":")[0]) or default
-    if s[0].isdigit() or s in _RESERVED or s.startswith("_"):
-        s = default + "_" + s.lstrip("_") if s.lstrip("_") else default
+    s = re.sub(r"\W", "_", str(name).split(":")[0]).strip("_")
+    if not s:
+        return default
+    if s[0].isdigit() or s in _RESERVED:
+        s = f"{default}_{s}"
     return s
 
 
@@ -164,7 +169,7 @@ class GraphBuilder:
         key = id(t)
         v = self._const_of.get(key)
         if v is None:
-            value = frozen_array(t._value)
+            value = compress(np.asarray(t._value))
             v = Var(self.names("c"), tuple(value.shape), value.dtype)
             self.constants.append(Const(v, value))
             self._const_of[key] = v

@@ -1,5 +1,8 @@
-"""Algebraic simplification: x*1, x+0, x-0, x/1, x*0, --x, transpose of a transpose,
-reshape and broadcast chains, casts to the same dtype, sums of broadcasts.
+"""Algebraic simplification: x*1, x+0, x-0, x/1, x*0, --x, x**1, x**2 -> x*x, logical
+and/or/where with a constant condition, transpose of a transpose, reshape and broadcast
+chains, casts to the same dtype, sums of broadcasts. A constant holding one repeated value
+becomes a scalar where the elementwise operation broadcasts it anyway (cheaper, and the
+generated code shows the number).
 
 Every rewrite produces a value of exactly the type (shape and dtype) of the one it replaces:
 ``x + 0`` where the zero broadcasts ``x`` to a larger shape becomes ``broadcast_to(x)``, not
@@ -66,7 +69,7 @@ def simplify(program):
     ctx = _Ctx(program)
     sub, eqs = {}, []
     for e in program.equations:
-        e = substitute(e, sub)
+        e = _scalarize(substitute(e, sub), ctx)
         res = _rewrite(e, ctx) if len(e.outs) == 1 else None
         if res is None:
             eqs.append(e)
@@ -93,13 +96,36 @@ def _as(x, out, ctx):
     return [e], e.out
 
 
+def _fill(out, value, ctx):
+    return [], ctx.const(np.broadcast_to(np.array(value, out.dtype), out.shape))
+
+
 def _zeros(out, ctx):
-    return [], ctx.const(np.broadcast_to(np.zeros((), out.dtype), out.shape))
+    return _fill(out, 0, ctx)
 
 
 def _rewrite(e, ctx):
     rule = _RULES.get(e.prim.name)
     return rule(e, ctx, e.out, *e.inputs) if rule is not None else None
+
+
+_ELEMENTWISE = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "mod",
+                "floordiv", "where", "equal", "not_equal", "less", "less_equal", "greater",
+                "greater_equal", "logical_and", "logical_or", "logical_xor"}
+
+
+def _scalarize(e, ctx):
+    """``e`` with uniform constant inputs that the other inputs' shape covers made 0-d."""
+    if e.prim.name not in _ELEMENTWISE or len(e.outs) != 1:
+        return e
+    ins = list(e.inputs)
+    for i, v in enumerate(ins):
+        if v.ndim == 0 or ctx.uniform(v) is None:
+            continue
+        others = [w.shape for j, w in enumerate(ins) if j != i]
+        if others and tuple(np.broadcast_shapes(*others)) == e.out.shape:
+            ins[i] = ctx.const(np.array(ctx.uniform(v), v.dtype))
+    return e if ins == list(e.inputs) else e._replace(inputs=tuple(ins))
 
 
 def _mul(e, ctx, out, x, y):
@@ -131,6 +157,43 @@ def _sub(e, ctx, out, x, y):
 
 def _div(e, ctx, out, x, y):
     return _as(x, out, ctx) if ctx.is_const(y, 1) else None
+
+
+def _pow(e, ctx, out, x, y):
+    if ctx.is_const(y, 1):
+        return _as(x, out, ctx)
+    if ctx.is_const(y, 2) and (x.shape, x.dtype) == (out.shape, out.dtype):
+        m = ctx.eqn("mul", [x, x], out.shape, out.dtype)
+        return [m], m.out
+    return None
+
+
+def _logical_and(e, ctx, out, x, y):
+    if ctx.is_const(x, False) or ctx.is_const(y, False):
+        return _fill(out, False, ctx)
+    if ctx.is_const(y, True):
+        return _as(x, out, ctx)
+    if ctx.is_const(x, True):
+        return _as(y, out, ctx)
+    return None
+
+
+def _logical_or(e, ctx, out, x, y):
+    if ctx.is_const(x, True) or ctx.is_const(y, True):
+        return _fill(out, True, ctx)
+    if ctx.is_const(y, False):
+        return _as(x, out, ctx)
+    if ctx.is_const(x, False):
+        return _as(y, out, ctx)
+    return None
+
+
+def _where(e, ctx, out, c, x, y):
+    if ctx.is_const(c, True):
+        return _as(x, out, ctx)
+    if ctx.is_const(c, False):
+        return _as(y, out, ctx)
+    return None
 
 
 def _neg(e, ctx, out, x):
@@ -216,6 +279,7 @@ def _reduce_sum(e, ctx, out, x):
     return eqs, t
 
 
-_RULES = {"mul": _mul, "add": _add, "sub": _sub, "div": _div, "neg": _neg,
+_RULES = {"mul": _mul, "add": _add, "sub": _sub, "div": _div, "neg": _neg, "pow": _pow,
+          "logical_and": _logical_and, "logical_or": _logical_or, "where": _where,
           "transpose": _transpose, "reshape": _reshape, "broadcast_to": _broadcast_to,
           "cast": _cast, "reduce_sum": _reduce_sum}

@@ -91,12 +91,12 @@ def transpose(a, perm=None, conjugate=False, name=None):
     """Permute axes; by default reverse them."""
     x = tensor(a)
     if perm is None:
-        perm = tuple(range(x.ndim))[::-1]
+        perm = tuple(builtins.range(x.ndim))[::-1]
     perm = tuple(int(p) % builtins.max(x.ndim, 1) for p in static_shape(perm))
-    if sorted(perm) != list(range(x.ndim)):
+    if sorted(perm) != list(builtins.range(x.ndim)):
         raise ValueError(f"transpose: perm {perm} is not a permutation of the {x.ndim} axes "
                          f"of a tensor of shape {tuple(x.shape)}.")
-    if perm == tuple(range(x.ndim)):
+    if perm == tuple(builtins.range(x.ndim)):
         return x
     return bind(S.transpose_p, x, perm=perm)
 
@@ -180,7 +180,7 @@ def unstack(value, num=None, axis=0, name=None):
         raise ValueError(f"unstack: num={num} does not match axis {a} of size {x.shape[a]} "
                          f"(shape {tuple(x.shape)}).")
     key = (slice(None),) * a
-    return [bind(S.getitem_p, x, index=S.Index(key + (i,))) for i in range(x.shape[a])]
+    return [bind(S.getitem_p, x, index=S.Index(key + (i,))) for i in builtins.range(x.shape[a])]
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name=None):
@@ -228,7 +228,7 @@ def reverse(tensor_, axis, name=None):
     """Reverse the order of elements along the given axes."""
     x = tensor(tensor_)
     ax = {axis1(a, x.ndim, "reverse") for a in static_shape(axis)}
-    key = tuple(slice(None, None, -1) if i in ax else slice(None) for i in range(x.ndim))
+    key = tuple(slice(None, None, -1) if i in ax else slice(None) for i in builtins.range(x.ndim))
     return bind(S.getitem_p, x, index=S.Index(key))
 
 

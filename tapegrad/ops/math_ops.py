@@ -180,11 +180,11 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     """log(sum(exp(x))) computed stably (the max is shifted out and given no gradient)."""
-    from tapegrad.ops.array_ops import stop_gradient
+    from tapegrad.ops.array_ops import stop_gradient, zeros_like
     x = tensor(input_tensor)
     ax = axes(axis, x.ndim)
     m = stop_gradient(bind(R.reduce_max_p, x, axis=ax, keepdims=True))
-    m = where(is_finite(m), m, m * 0)
+    m = where(is_finite(m), m, zeros_like(m))  # all -inf (or inf): shift by 0, no nan
     out = log(reduce_sum(exp(x - m), axis=ax, keepdims=True)) + m
     if not keepdims:
         from tapegrad.ops.array_ops import squeeze
@@ -193,11 +193,23 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
 
 
 def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical or over ``axis`` (all axes by default).
+
+    >>> import tapegrad as tf
+    >>> tf.reduce_any([[True, False], [False, False]], axis=1).numpy().tolist()
+    [True, False]
+    """
     x = tensor(input_tensor)
     return tensor(np.any(np.asarray(x._value), axis=axes(axis, x.ndim), keepdims=keepdims))
 
 
 def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical and over ``axis`` (all axes by default).
+
+    >>> import tapegrad as tf
+    >>> tf.reduce_all([[True, True], [False, True]], axis=1).numpy().tolist()
+    [True, False]
+    """
     x = tensor(input_tensor)
     return tensor(np.all(np.asarray(x._value), axis=axes(axis, x.ndim), keepdims=keepdims))
 
@@ -229,5 +241,11 @@ def argmin(input, axis=None, output_type=np.int64, name=None):
 
 
 def count_nonzero(input, axis=None, keepdims=False, dtype=np.int64, name=None):
+    """Number of non-zero elements over ``axis``, as ``dtype`` (int64 by default).
+
+    >>> import tapegrad as tf
+    >>> int(tf.math.count_nonzero([0.0, 1.5, -2.0]))
+    2
+    """
     x = tensor(input)
     return cast(reduce_sum(cast(not_equal(x, 0), np.int64), axis, keepdims), dtype)

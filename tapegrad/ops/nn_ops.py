@@ -19,8 +19,9 @@ def relu(features, name=None):
 
 
 def relu6(features, name=None):
-    """min(max(x, 0), 6)."""
-    return M.minimum(relu(features), 6.0)
+    """min(max(x, 0), 6); the gradient is 1 strictly between 0 and 6 (0 at both ends, as TF)."""
+    x = tensor(features)
+    return M.where(x < 6.0, relu(x), 6.0)
 
 
 def elu(features, name=None):
@@ -94,7 +95,12 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     if tuple(z.shape) != tuple(x.shape):
         raise ValueError(f"logits and labels must have the same shape "
                          f"({tuple(x.shape)} vs {tuple(z.shape)})")
-    return relu(x) - x * z + M.log1p(M.exp(-M.abs(x)))
+    # TensorFlow's form: selecting with x >= 0 (not relu and abs, whose gradients at 0 are
+    # both 0) gives the exact gradient sigmoid(x) - z at x = 0 too
+    pos = x >= 0.0
+    relu_x = M.where(pos, x, 0.0)
+    neg_abs_x = M.where(pos, -x, x)
+    return relu_x - x * z + M.log1p(M.exp(neg_abs_x))
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):

@@ -52,6 +52,19 @@ def _bool_abstract(*avals, **params):
     return elementwise_abstract(*avals)[0], np.dtype(bool)
 
 
+def _pow_base(x, y):
+    """The base for d/dx x**y = y x**(y-1): x, except 1 where x == 0 and y == 0.
+
+    There the derivative is 0 * 0**-1 = nan, although it is 0 (the factor y); and the same
+    nan reaches the second derivative of x**1 and the third of x**2 at x = 0. Any finite base
+    gives the exact value, and keeps every higher derivative finite. Arrays without zeros
+    (the common case) skip the select.
+    """
+    if not getattr(x, "_symbolic", False) and np.all(np.asarray(x._value)):
+        return x
+    return T.where(T.logical_and(T.equal(x, 0), T.equal(y, 0)), T.ones_like(x), x)
+
+
 def _mask(cond, like):
     return T.cast(cond, like.dtype)
 
@@ -73,7 +86,7 @@ div_p   = binary("div", operator.truediv,
                  lambda g, ans, x, y: g / y,
                  lambda g, ans, x, y: -g * ans / y, emit="{0} / {1}")
 pow_p   = binary("pow", xp.power,
-                 lambda g, ans, x, y: g * y * T.pow(x, y - 1),
+                 lambda g, ans, x, y: g * y * T.pow(_pow_base(x, y), y - 1),
                  # d/dy x**y = x**y log x, defined as 0 where x <= 0 (TensorFlow does too)
                  lambda g, ans, x, y: g * ans * T.where(x > 0, T.log(T.where(x > 0, x, 1)), 0))
 atan2_p = binary("atan2", xp.arctan2,

@@ -99,10 +99,12 @@ def _prod_of_others(x, ans, axis, keepdims):
 
 # fmt: off
 reduce_sum_p = _reduction(
-    "reduce_sum", lambda x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),
+    # dtype=x.dtype: NumPy sums int32 into int64; the shape rule (and TF) keep int32
+    "reduce_sum", lambda x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims,
+                                                   dtype=x.dtype),
     vjp=lambda g, ans, x, *, axis, keepdims: _expand(g, x, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims: T.reduce_sum(t, axis=axis, keepdims=keepdims),
-    emit="np.sum({0}, axis={axis}, keepdims={keepdims})")
+    emit="np.sum({0}, axis={axis}, keepdims={keepdims}, dtype={0}.dtype)")
 
 reduce_max_p = _reduction(
     "reduce_max", lambda x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),
@@ -121,20 +123,21 @@ reduce_min_p = _reduction(
     emit="np.min({0}, axis={axis}, keepdims={keepdims})")
 
 reduce_prod_p = _reduction(
-    "reduce_prod", lambda x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),
+    "reduce_prod", lambda x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims,
+                                                     dtype=x.dtype),
     vjp=lambda g, ans, x, *, axis, keepdims:
         _expand(g, x, axis, keepdims) * _prod_of_others(x, ans, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims:
         T.reduce_sum(t * _prod_of_others(x, ans, axis, keepdims), axis=axis,
                      keepdims=keepdims),
-    emit="np.prod({0}, axis={axis}, keepdims={keepdims})")
+    emit="np.prod({0}, axis={axis}, keepdims={keepdims}, dtype={0}.dtype)")
 # fmt: on
 
 
 def _cumsum(x, axis, exclusive, reverse):
     if reverse:
         x = xp.flip(x, axis)
-    out = xp.cumsum(x, axis=axis)
+    out = xp.cumsum(x, axis=axis, dtype=x.dtype)
     if exclusive:
         out = out - x
     if reverse:

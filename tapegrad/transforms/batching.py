@@ -8,7 +8,6 @@ without a rule falls back to a Python loop, with a warning that names it.
 Levels nest: the value of a level-2 ``BatchedTensor`` may itself be a level-1 one, so
 ``vmap(vmap(f))`` and ``vmap(jacrev(f))`` work by peeling one level per rule application.
 """
-import contextlib
 import threading
 import warnings
 
@@ -22,26 +21,21 @@ _new = object.__new__
 
 
 class BatchedTensor(Tensor):
-    """A tensor with a hidden leading batch axis (see module docstring)."""
+    """A tensor with a hidden leading batch axis (see module docstring).
 
-    __slots__ = ("_val", "_level")
+    ``shape``, ``dtype`` and ``ndim`` are the per-example facts, stored once: the batching
+    rules and the derivative engine read them for every operation.
+    """
+
+    __slots__ = ("_val", "_level", "shape", "dtype", "ndim")
     _symbolic = True  # no single concrete value
 
     def __init__(self, val, level):
         self._val = val
         self._level = level
-
-    @property
-    def shape(self):
-        return self._val.shape[1:]
-
-    @property
-    def dtype(self):
-        return self._val.dtype
-
-    @property
-    def ndim(self):
-        return self._val.ndim - 1
+        self.shape = tuple(val.shape[1:])
+        self.dtype = val.dtype
+        self.ndim = len(self.shape)
 
     def numpy(self):
         raise TypeError("A value inside vmap/vectorized_map has no single concrete value; "
@@ -58,11 +52,17 @@ class BatchedTensor(Tensor):
     def __repr__(self):
         return f"BatchedTensor(shape={self.shape}, dtype={self.dtype.name}, level={self._level})"
 
+    __str__ = __repr__
+
 
 def _batched(val, level):
     b = _new(BatchedTensor)
     b._val = val
     b._level = level
+    shape = val.shape
+    b.shape = shape[1:]
+    b.dtype = val.dtype
+    b.ndim = len(shape) - 1
     return b
 
 
@@ -76,25 +76,33 @@ class _Levels(threading.local):
 _LEVELS = _Levels()
 
 
-@contextlib.contextmanager
-def batch_level(fallback=True, warn=True):
-    """Open a new vmap level; yields its number. Always restores the state.
+class batch_level:
+    """Open a new vmap level: ``with batch_level() as lvl:``. Always restores the state.
 
     ``fallback=False`` makes a primitive without a batching rule an error instead of a
     Python loop; ``warn=False`` silences the loop's warning.
     """
-    STATE.batch_level += 1
-    STATE.refresh()
-    lv = _LEVELS
-    lv.fallback.append(fallback)
-    lv.warn.append(warn)
-    try:
-        yield STATE.batch_level
-    finally:
+
+    __slots__ = ("fallback", "warn")
+
+    def __init__(self, fallback=True, warn=True):
+        self.fallback, self.warn = fallback, warn
+
+    def __enter__(self):
+        st, lv = STATE, _LEVELS
+        lv.fallback.append(self.fallback)
+        lv.warn.append(self.warn)
+        st.batch_level += 1
+        st.plain = False
+        return st.batch_level
+
+    def __exit__(self, *exc):
+        st, lv = STATE, _LEVELS
         lv.fallback.pop()
         lv.warn.pop()
-        STATE.batch_level -= 1
-        STATE.refresh()
+        st.batch_level -= 1
+        st.refresh()
+        return False
 
 
 # -- applying a rule ------------------------------------------------------------------------------
@@ -139,11 +147,23 @@ def _loop(prim, vals, flags, params, level=None):
                          "these inputs, and fallback_to_while_loop is False.")
     if level is None or level >= len(lv.warn) or lv.warn[level]:
         warnings.warn(f"vmap: primitive '{prim.name}' has no batching rule for these inputs; "
-                      "falling back to a Python loop over the batch.", stacklevel=5)
+                      "falling back to a Python loop over the batch.",
+                      stacklevel=_user_stacklevel())
     n = next(v.shape[0] for v, f in zip(vals, flags) if f)
     outs = [prim.bind_raw(*[v[i] if f else v for v, f in zip(vals, flags)], **params)
             for i in range(n)]
     return T.stack(outs)
+
+
+def _user_stacklevel():
+    """The stacklevel of the first caller outside tapegrad, so the warning points there."""
+    import os
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    f, level = sys._getframe(2), 2
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(root):
+        f, level = f.f_back, level + 1
+    return level
 
 
 # -- moving the batch axis ----------------------------------------------------------------------

@@ -11,6 +11,8 @@ Only the entries on a path from a source to a target are replayed (``_Path``), a
 recorded inside a ``vmap`` that has since ended are skipped: their values belong to a batch
 that no longer exists (the tape also holds the plain operations that computed them).
 """
+import math
+
 import numpy as np
 
 import tapegrad.ops as T
@@ -52,10 +54,7 @@ def choose_mode(mode, n_in, n_out):
 
 
 def _size(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
+    return math.prod(shape)
 
 
 def _is_float(x):
@@ -93,10 +92,7 @@ class _Path:
         self._frees = None
 
     def widest(self):
-        w = 1
-        for e in self.entries:
-            w = max(w, _size(e[3].shape))
-        return w
+        return max([math.prod(e[3].shape) for e in self.entries], default=1)
 
     def backward(self, seeds, source_ids):
         """Cotangents of ``source_ids`` (id -> tensor) given seeds (id -> cotangent)."""
@@ -144,15 +140,27 @@ class _Path:
 
 
 # -- chunking ---------------------------------------------------------------------------------
-def auto_chunk(widest, n_rows, itemsize=8):
-    """Rows per chunk so that the batched intermediates fit the memory budget.
+_FLOOR = 32 << 20  # a chunk may always use this much: small results get one pass
+_SMALL = 1 << 20   # a pass this small is never split (and the budget is not even asked)
+
+
+def auto_chunk(widest, n_rows, itemsize=8, result_size=0):
+    """Rows per chunk so that one chunk's batched intermediates stay small.
 
     A chunk of ``k`` rows holds a few batched values of the widest intermediate at once
-    (the seed, the value being computed, its inputs' cotangents or tangents, and the part
-    of the result), so ``k * 4 * widest * itemsize`` must stay within the budget.
+    (the seed, the value being computed, cotangents or tangents of its inputs), about
+    ``k * 4 * widest * itemsize`` bytes. That must fit ``config.memory_budget()``, and also
+    the size of the result itself (at least 32 MB): then the peak memory of a large
+    Jacobian is a small multiple of the result, whatever the budget. Chunks are balanced
+    (20 rows in chunks of at most 15 gives 10 + 10, not 15 + 5).
     """
     per_row = 4 * max(1, widest) * itemsize
-    return max(1, min(n_rows, config.memory_budget() // per_row))
+    if n_rows * per_row <= _SMALL:
+        return n_rows
+    allowed = min(config.memory_budget(), max(_FLOOR, result_size * itemsize))
+    most = max(1, min(n_rows, allowed // per_row))
+    n_chunks = -(-n_rows // most)
+    return -(-n_rows // n_chunks)
 
 
 def _chunks(n, size):
@@ -163,7 +171,7 @@ def _chunks(n, size):
 def _basis(n, start, stop, dtype):
     """Rows start..stop of the n x n identity, as an array of shape (stop - start, n)."""
     rows = np.zeros((stop - start, n), dtype=dtype)
-    rows[np.arange(stop - start), np.arange(start, stop)] = 1
+    rows.ravel()[start::n + 1] = 1  # element (r, start + r) sits at start + r (n + 1)
     return rows
 
 
@@ -204,57 +212,61 @@ class _Result:
     """Collects the chunks of one Jacobian block of shape ``out_shape``.
 
     Chunk rows are rows of the flattened block (``by_column`` False, reverse mode) or its
-    columns (forward mode). Plain values go straight into one NumPy buffer; values that a
-    tape, tracer or outer vmap must see are joined with tapegrad ops.
+    columns (forward mode). Plain values go straight into one NumPy buffer as they come, so
+    the peak memory is the result plus one chunk; values that a tape, tracer or outer vmap
+    must see are kept and joined with tapegrad ops.
     """
 
     def __init__(self, n_rows, n_cols, out_shape, by_column):
         self.n_rows, self.n_cols, self.out_shape = n_rows, n_cols, out_shape
         self.by_column = by_column
-        self.parts = []
-        self.none = False
+        self.n_lead = n_cols if by_column else n_rows
+        self.parts = []      # (value or None, k), for the tapegrad-op assembly
+        self.buf = None      # the NumPy assembly
+        self.filled = 0
+        self.connected = False
 
     def add(self, part, k):
-        if part is None:
-            self.none = True
+        start = self.filled
+        self.filled += k
+        if part is not None:
+            self.connected = True
+            if not self.parts and _plain(part) and k < self.n_lead:
+                if self.buf is None:  # zeros: rows of unconnected chunks stay zero
+                    self.buf = np.zeros((self.n_rows, self.n_cols), part.dtype)
+                v = part._value.reshape(k, -1)
+                if self.by_column:
+                    self.buf[:, start:start + k] = v.T
+                else:
+                    self.buf[start:start + k] = v
+                return
+            if self.buf is not None:  # not expected: switch to the op assembly
+                self.parts.append((_wrap(self._lead_rows(start)), start))
+                self.buf = None
+        elif self.buf is not None:
+            return
         self.parts.append((part, k))
 
+    def _lead_rows(self, n):
+        b = self.buf.T if self.by_column else self.buf
+        return np.ascontiguousarray(b[:n])
+
     def finish(self):
-        parts = self.parts
-        if all(p is None for p, _ in parts):
+        if not self.connected:
             return None
-        if self.none:  # some chunks unconnected (a rule gave None): those rows are zeros
-            parts = [(p if p is not None else _zeros_rows(k, parts), k) for p, k in parts]
+        if self.buf is not None:
+            return _wrap(self.buf.reshape(self.out_shape))
+        parts = [(p if p is not None else _zeros_rows(k, self.parts), k) for p, k in self.parts]
         vals = [p for p, _ in parts]
-        n_lead = self.n_rows if not self.by_column else self.n_cols
-        if all(_plain(v) for v in vals):
-            return _wrap(self._numpy([v._value for v in vals], n_lead))
+        if len(vals) == 1 and _plain(vals[0]):
+            a = vals[0]._value
+            if self.by_column:
+                a = a.reshape(self.n_cols, self.n_rows).T
+            return _wrap(a.reshape(self.out_shape))
         j = vals[0] if len(vals) == 1 else T.concat(vals, 0)
         if self.by_column:
             j = T.transpose(T.reshape(j, (self.n_cols, self.n_rows)))
         return T.reshape(j, self.out_shape)
-
-    def _numpy(self, vals, n_lead):
-        if len(vals) == 1:
-            a = vals[0]
-            if self.by_column:
-                a = a.reshape(self.n_cols, self.n_rows).T
-            return a.reshape(self.out_shape)
-        if self.by_column:
-            buf = np.empty((self.n_rows, self.n_cols), vals[0].dtype)
-            start = 0
-            for v in vals:
-                k = v.shape[0]
-                buf[:, start:start + k] = v.reshape(k, self.n_rows).T
-                start += k
-        else:
-            buf = np.empty((self.n_rows, self.n_cols), vals[0].dtype)
-            start = 0
-            for v in vals:
-                k = v.shape[0]
-                buf[start:start + k] = v.reshape(k, self.n_cols)
-                start += k
-        return buf.reshape(self.out_shape)
 
 
 def _zeros_rows(k, parts):
@@ -299,10 +311,11 @@ def tape_jacobians(entries, targets, sources, *, mode="auto", chunk_size=None, l
     return [[blocks.get((id(t), id(s))) for s in sources] for t in targets]
 
 
-def _rows_per_chunk(path, n_rows, dtype, chunk_size, loop, extra):
+def _rows_per_chunk(path, n_rows, dtype, chunk_size, loop, extra, result_size):
     if loop:
         return 1
-    return chunk_size or auto_chunk(max(path.widest(), extra), n_rows, dtype.itemsize)
+    return chunk_size or auto_chunk(max(path.widest(), extra), n_rows, dtype.itemsize,
+                                    result_size)
 
 
 def _reverse_blocks(path, target, sources, chunk_size, loop):
@@ -313,7 +326,8 @@ def _reverse_blocks(path, target, sources, chunk_size, loop):
     if n_out == 0 or not sources:
         return [T.zeros(r.out_shape, dtype=s.dtype) for r, s in zip(results, sources)]
     widest = max([n_out] + [_size(s.shape) for s in sources])
-    size = _rows_per_chunk(path, n_out, target.dtype, chunk_size, loop, widest)
+    size = _rows_per_chunk(path, n_out, target.dtype, chunk_size, loop, widest,
+                           n_out * sum(_size(s.shape) for s in sources))
     tid = id(target)
 
     def pass_(seed):
@@ -335,7 +349,8 @@ def _forward_blocks(path, source, targets, chunk_size, loop):
     if n_in == 0 or not targets:
         return [T.zeros(r.out_shape, dtype=t.dtype) for r, t in zip(results, targets)]
     widest = max([n_in] + [_size(t.shape) for t in targets])
-    size = _rows_per_chunk(path, n_in, source.dtype, chunk_size, loop, widest)
+    size = _rows_per_chunk(path, n_in, source.dtype, chunk_size, loop, widest,
+                           n_in * sum(_size(t.shape) for t in targets))
     sid = id(source)
     want = {id(t) for t in targets}
     path._frees = None
@@ -371,7 +386,7 @@ def tape_batch_jacobian(entries, target, source, *, mode="auto", chunk_size=None
     reverse = mode == "reverse"
     n_rows = ny if reverse else nx
     dt = target.dtype if reverse else source.dtype
-    size = _rows_per_chunk(path, n_rows, dt, chunk_size, loop, b * max(nx, ny))
+    size = _rows_per_chunk(path, n_rows, dt, chunk_size, loop, b * max(nx, ny), b * nx * ny)
     row_shape = yshape if reverse else xshape
     tid, sid = id(target), id(source)
 
