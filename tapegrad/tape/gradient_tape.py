@@ -12,6 +12,7 @@ after its ``with`` block has ended: that is why the seed's ``tape.gradient(dy_dx
 import contextlib
 import enum
 import warnings
+import weakref
 
 import numpy as np
 
@@ -56,6 +57,12 @@ def _is_float(x):
     return x.dtype.kind in "fc"
 
 
+class _WeakDict(dict):
+    """A dict that can be weakly referenced."""
+
+    __slots__ = ("__weakref__",)
+
+
 class GradientTape:
     """Record operations for automatic differentiation.
 
@@ -76,6 +83,7 @@ class GradientTape:
         self._clear()
 
     def _clear(self):
+        self._lazy = _WeakDict()  # id(gradient result) -> (weakref, recompute function)
         self._entries = []
         self._watched = set()
         self._keep = []          # watched tensors and variables, kept alive
@@ -196,11 +204,52 @@ class GradientTape:
         return entries
 
     def _recorders_for_backward(self):
-        """Who records the derivative computation: outer tapes, and a persistent tape itself."""
+        """Who records the derivative computation: outer tapes, and this tape if it is
+        persistent and still inside its ``with`` block (as in TensorFlow)."""
         recs = [r for r in STATE.recorders if r is not self]
-        if self._persistent:
+        if self._persistent and self._entered:
             recs.append(self)
         return recs
+
+    # A persistent tape used after its block records nothing while computing a gradient,
+    # so first-order gradients cost no more time or memory. It remembers, weakly, how each
+    # result was made; if a result is later differentiated on this tape, the gradient is
+    # recomputed once with recording on, and that recorded copy is differentiated instead.
+    def _remember(self, result, recompute):
+        """Note how ``result`` can be recomputed (``recompute()``, run with recording on)."""
+        if result is None or not self._persistent or self._entered:
+            return
+        lazy, key = self._lazy, id(result)
+        lazy_ref = weakref.ref(lazy)  # a strong reference here would be a cycle
+
+        def forget(_):
+            d = lazy_ref()
+            if d is not None:
+                d.pop(key, None)
+        lazy[key] = (weakref.ref(result, forget), recompute)
+
+    def _remember_grads(self, cts, seeds, source_ids):
+        entries = self._entries
+        for sid in source_ids:
+            self._remember(cts.get(sid),
+                           lambda sid=sid: backward(entries, seeds, {sid}).get(sid))
+
+    def _resolve(self, target):
+        """Replace gradient results of this tape by recorded copies (see ``_remember``)."""
+        lazy = self._lazy
+        if not lazy:
+            return target
+
+        def one(t):
+            if not isinstance(t, Tensor) or id(t) in self._watched:
+                return t
+            rec = lazy.get(id(t))
+            if rec is None or rec[0]() is not t:
+                return t
+            with swap_recorders([r for r in STATE.recorders if r is not self] + [self]):
+                again = rec[1]()
+            return t if again is None else again
+        return nest.map_structure(one, target)
 
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients=UnconnectedGradients.NONE):
@@ -214,15 +263,20 @@ class GradientTape:
                             "Variables or CompositeTensors to be differentiated, but received "
                             "None.")
         entries = self._begin_use()
+        if self._persistent:
+            target = self._resolve(target)
         if type(unconnected_gradients) is not UnconnectedGradients:
             unconnected_gradients = _unconnected(unconnected_gradients)
         if (output_gradients is None and isinstance(target, Tensor)
                 and isinstance(sources, Tensor) and target.dtype.kind in "fc"
                 and sources.dtype.kind in "fc"):
             # the common case — one target, one source — without the structure handling
+            seeds = {id(target): T.ones_like(target)}
             with swap_recorders(self._recorders_for_backward()):
-                c = backward(entries, {id(target): T.ones_like(target)}, {id(sources)})
-            c = c.get(id(sources))
+                cts = backward(entries, seeds, {id(sources)})
+            if self._persistent:
+                self._remember_grads(cts, seeds, {id(sources)})
+            c = cts.get(id(sources))
             if c is None and unconnected_gradients is UnconnectedGradients.ZERO:
                 c = _zeros_for(sources)
             return c
@@ -265,8 +319,11 @@ class GradientTape:
                               f"tf.float32) when calling GradientTape.gradient, got "
                               f"tf.{s.dtype.name}", stacklevel=2)
             good.append(_is_float(s))
+        source_ids = {id(s) for s, ok in zip(flat_sources, good) if ok}
         with swap_recorders(self._recorders_for_backward()):
-            cts = backward(entries, seeds, {id(s) for s, ok in zip(flat_sources, good) if ok})
+            cts = backward(entries, seeds, source_ids)
+        if self._persistent:
+            self._remember_grads(cts, seeds, source_ids)
         out = []
         for s, ok in zip(flat_sources, good):
             c = cts.get(id(s)) if ok else None
@@ -311,14 +368,22 @@ class GradientTape:
                                "the jacobian with eager execution enabled and with "
                                "experimental_use_pfor set to False.")
         entries = self._begin_use()
+        if self._persistent:
+            target = self._resolve(target)
         if not _is_float(target):
             warnings.warn(f"The dtype of the target tensor must be floating (e.g. tf.float32) "
                           f"when calling GradientTape.jacobian, got tf.{target.dtype.name}",
                           stacklevel=2)
-        with swap_recorders(self._recorders_for_backward()):
+        def compute():
             (out,) = jacobians.tape_jacobians(entries, [target], flat_sources, mode=mode,
                                               chunk_size=chunk_size,
                                               loop=not experimental_use_pfor)
+            return out
+        with swap_recorders(self._recorders_for_backward()):
+            out = compute()
+        if self._persistent:
+            for i, j in enumerate(out):
+                self._remember(j, lambda i=i: compute()[i])
         if unconnected is UnconnectedGradients.ZERO:
             out = [T.zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype)
                    if j is None else j for j, s in zip(out, flat_sources)]
@@ -359,10 +424,16 @@ class GradientTape:
                                "the batch_jacobian with eager execution enabled and with "
                                "experimental_use_pfor set to False.")
         entries = self._begin_use()
+        if self._persistent:
+            target = self._resolve(target)
+        def compute():
+            return jacobians.tape_batch_jacobian(entries, target, source, mode=mode,
+                                                 chunk_size=chunk_size,
+                                                 loop=not experimental_use_pfor)
         with swap_recorders(self._recorders_for_backward()):
-            j = jacobians.tape_batch_jacobian(entries, target, source, mode=mode,
-                                              chunk_size=chunk_size,
-                                              loop=not experimental_use_pfor)
+            j = compute()
+        if self._persistent:
+            self._remember(j, compute)
         if j is None:  # TensorFlow returns zeros here whatever unconnected_gradients says
             j = T.zeros(tuple(target.shape) + tuple(source.shape[1:]), dtype=target.dtype)
         return j
