@@ -792,8 +792,8 @@ def test_custom_gradient():
     with tf.GradientTape() as t:
         t.watch(x)
         y = log1pexp(x)
-    assert float(y) == pytest.approx(100.0)
-    assert float(t.gradient(y, x)) == 1.0     # exp(100) in float32 would give nan
+    assert np.isinf(float(y))                 # the forward overflows in float32, as in TF...
+    assert float(t.gradient(y, x)) == 1.0     # ...but the custom gradient stays finite
 
     @custom_gradient
     def two_grads_for_one_input(x):

@@ -1,0 +1,161 @@
+"""``custom_gradient`` and ``recompute_grad``.
+
+Each active tape records one operation from the inputs of a ``custom_gradient`` function to
+its outputs, whose VJP is the user's ``grad_fn``. ``grad_fn`` is ordinary tapegrad code, so
+outer tapes record it in turn and higher derivatives work. Forward accumulators follow the
+function's own operations, which gives the JVP of the function as written.
+``recompute_grad`` runs its function with tapes paused, keeping no intermediates, and
+recomputes them under a fresh tape for the gradient.
+"""
+import functools
+
+import tapegrad.ops as T
+from tapegrad.core.state import STATE, swap_recorders
+from tapegrad.core.tensor import Tensor, Variable
+from tapegrad.util import nest
+
+
+class _CustomOp:
+    """A one-off operation on the tape whose VJP calls a user's ``grad_fn``."""
+
+    __slots__ = ("name", "vjp", "jvp", "nondiff", "nin")
+
+    def __init__(self, vjp, nin):
+        self.name, self.vjp, self.jvp, self.nondiff, self.nin = (
+            "custom_gradient", vjp, None, False, nin)
+
+
+class _ReadSpy:
+    """A recorder that only notes which variables are read."""
+
+    def __init__(self):
+        self.variables = []
+
+    def record(self, *args):
+        pass
+
+    def record_read(self, var, val):
+        if var.trainable and var.dtype.kind in "fc" and all(v is not var for v in self.variables):
+            self.variables.append(var)
+
+
+def _takes_variables(fn):
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return True
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return "variables" in names or bool(code.co_flags & 0x08)  # **kwargs
+
+
+def _as_list(grads, n, what):
+    if isinstance(grads, (list, tuple)):
+        grads = list(grads)
+    else:
+        grads = [grads]
+    if len(grads) != n:
+        raise ValueError(f"custom_gradient function expected to return {n} gradients for "
+                         f"{what}, but returned {len(grads)} instead.")
+    return grads
+
+
+def custom_gradient(f=None):
+    """Define a function's gradient yourself: ``f(*x)`` returns ``(y, grad_fn)``.
+
+    ``grad_fn(*upstream)`` returns one gradient per input. If ``f`` reads variables that are
+    not inputs, ``grad_fn`` must take a ``variables=`` keyword and return
+    ``(input_grads, variable_grads)``.
+
+    >>> import tapegrad as tf
+    >>> @tf.custom_gradient
+    ... def clipped_identity(x):
+    ...     return tf.identity(x), lambda dy: tf.clip_by_value(dy, -1.0, 1.0)
+    >>> x = tf.constant(2.0)
+    >>> with tf.GradientTape() as t:
+    ...     t.watch(x)
+    ...     y = clipped_identity(x) * 10.0
+    >>> float(t.gradient(y, x))
+    1.0
+    """
+    if f is None:
+        return custom_gradient
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        recs = STATE.recorders
+        inputs = [a.read_value() if type(a) is Variable and recs else
+                  (a if isinstance(a, Tensor) else T.convert_to_tensor(a)) for a in args]
+        tapes = [r for r in recs if not hasattr(r, "jvp")]
+        spy = _ReadSpy()
+        # f runs normally (tapes record its operations, so that grad_fn's use of its
+        # intermediates is differentiable again), while the spy notes variable reads.
+        with swap_recorders(recs + [spy]):
+            result, grad_fn = f(*inputs, **kwargs)
+        if not tapes:
+            return result
+        variables = spy.variables
+        if variables and not _takes_variables(grad_fn):
+            raise TypeError("If using @custom_gradient with a function that uses variables, "
+                            "then grad_fn must accept a keyword argument 'variables'.")
+        ins = list(inputs) + [v.read_value() for v in variables]  # linked to the variables
+        # The outputs the caller sees are fresh tensors that tapes reach only through
+        # grad_fn; forward accumulators follow them through the identity.
+        with swap_recorders([r for r in recs if hasattr(r, "jvp")]):
+            flat_out = [T.identity(o) if isinstance(o, Tensor) else o
+                        for o in nest.flatten(result)]
+        n_in = len(inputs)
+
+        def vjp_for(k):
+            def rule(g, ans, *xs):
+                ups = [g if j == k else T.zeros_like(o) for j, o in enumerate(flat_out)]
+                if variables:
+                    gin, gvar = grad_fn(*ups, variables=variables)
+                    gin = _as_list(gin, n_in, "the inputs")
+                    gvar = _as_list(gvar, len(variables), "the variables")
+                    return tuple(gin) + tuple(gvar)
+                return tuple(_as_list(grad_fn(*ups), n_in, "the inputs"))
+            return rule
+
+        for k, o in enumerate(flat_out):
+            if not isinstance(o, Tensor) or o.dtype.kind not in "fc":
+                continue
+            op = _CustomOp(vjp_for(k), len(ins))
+            for i, r in enumerate(recs):
+                if r in tapes:
+                    r.record(op, tuple(ins), {}, o, recs, i)
+        return nest.pack_sequence_as(result, flat_out)
+    return wrapper
+
+
+def recompute_grad(f):
+    """Save memory: keep no intermediates of ``f``; recompute them for the gradient.
+
+    >>> import tapegrad as tf
+    >>> g = tf.recompute_grad(lambda x: tf.sin(x) * x)
+    >>> x = tf.constant(1.0)
+    >>> with tf.GradientTape() as t:
+    ...     t.watch(x)
+    ...     y = g(x)
+    >>> round(float(t.gradient(y, x)), 5)   # cos(1) + sin(1)
+    1.38177
+    """
+    from tapegrad.tape.gradient_tape import GradientTape
+
+    @functools.wraps(f)
+    @custom_gradient
+    def inner(*args):
+        recs = STATE.recorders
+        with swap_recorders([r for r in recs if hasattr(r, "jvp") or isinstance(r, _ReadSpy)]):
+            y = f(*args)   # tapes paused: no intermediates are kept
+
+        def grad_fn(*upstream, variables=None):
+            with GradientTape(watch_accessed_variables=True) as tape:
+                tape.watch(list(args))
+                y2 = f(*args)
+            sources = list(args) + list(variables or [])
+            grads = tape.gradient(nest.flatten(y2), sources, output_gradients=list(upstream),
+                                  unconnected_gradients="zero")
+            if variables:
+                return grads[:len(args)], grads[len(args):]
+            return grads
+        return y, grad_fn
+    return inner
