@@ -177,3 +177,12 @@ def test_jacobian_of_a_jvp_with_a_tape_outside():
         j = acc.jvp(y)  # 3 x^2 * t
     got = tape.jacobian(j, x)
     np.testing.assert_allclose(got.numpy(), np.diag(6 * x.numpy() * np.array([1.0, 2.0])))
+
+
+def test_jvp_looked_up_inside_a_vmap_from_an_accumulator_outside():
+    xs = RNG.standard_normal((4, 3))
+    w = tf.constant(RNG.standard_normal(3))
+    t = tf.constant(RNG.standard_normal(3))
+    with ForwardAccumulator(w, t) as acc:
+        got = tf.vmap(lambda r: acc.jvp(tf.reduce_sum(tf.sin(r * w))))(xs)
+    np.testing.assert_allclose(got.numpy(), np.sum(np.cos(xs * w.numpy()) * xs * t.numpy(), 1))

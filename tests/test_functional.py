@@ -380,9 +380,14 @@ needs_function = pytest.mark.skipif(not hasattr(tf, "function"),
 def test_compiled_transforms_agree_with_eager():
     x = tf.constant(RNG.uniform(-1, 1, 6))
     xs = tf.constant(RNG.standard_normal((4, 3)))
+    v = tf.constant(RNG.standard_normal(6))
     cases = [(tf.grad(rosen), x), (tf.hessian(rosen), x), (tf.jacrev(VECTOR), xs[:2]),
              (tf.jacfwd(VECTOR), xs[:2]), (tf.vmap(tf.grad(SCALAR)), xs[:, None, :]),
-             (tf.vmap(tf.jacrev(VECTOR)), xs[:, None, :])]
+             (tf.vmap(tf.jacrev(VECTOR)), xs[:, None, :]),
+             (lambda a: tf.jvp(tf.sin, (a,), (v,))[1], x),
+             (lambda a: tf.vjp(tf.sin, a)[1](v)[0], x),
+             (lambda a: tf.linearize(tf.sin, a)[1](v), x),
+             (lambda a: tf.hvp(rosen, (a,), (v,)), x)]
     for fn, arg in cases:
         compiled = tf.function(fn)
         eager = fn(arg).numpy()

@@ -291,6 +291,8 @@ def test_in_axes_errors():
         tf.vmap(lambda a: a, in_axes=1.0)
     with pytest.raises(ValueError, match="tree prefix"):
         tf.vmap(lambda d: d["a"], in_axes=({"b": 0},))({"a": R(3)})
+    with pytest.raises(TypeError, match="got a dict"):
+        tf.vmap(lambda d: d["a"], in_axes={"a": 0})
 
 
 def test_axis_size_when_nothing_is_mapped():
@@ -403,3 +405,40 @@ def test_vmap_results_agree_with_and_without_an_active_tape():
         t.watch(xt)
         taped = tf.vmap(fn)(xt).numpy()
     np.testing.assert_allclose(plain, taped)
+
+
+# -- linear algebra ------------------------------------------------------------------------------------
+def _spd(*shape):
+    a = RNG.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+LINALG = {
+    "inv": (tf.linalg.inv, [_spd(4, 3, 3)]),
+    "det": (tf.linalg.det, [_spd(4, 3, 3)]),
+    "slogdet": (tf.linalg.slogdet, [_spd(4, 3, 3)]),
+    "logdet": (tf.linalg.logdet, [_spd(4, 3, 3)]),
+    "cholesky": (tf.linalg.cholesky, [_spd(4, 3, 3)]),
+    "solve": (tf.linalg.solve, [_spd(4, 3, 3), R(4, 3, 2)]),
+    "triangular_solve": (tf.linalg.triangular_solve, [np.tril(_spd(4, 3, 3)), R(4, 3, 2)]),
+    "einsum-trace": (lambda a: tf.einsum("ii->", a), [R(4, 3, 3)]),
+    "einsum-outer": (lambda a, b: tf.einsum("i,j->ij", a, b), [R(4, 3), R(4, 2)]),
+    "einsum-bmm": (lambda a, b: tf.einsum("bij,bjk->bik", a, b), [R(4, 2, 3, 5), R(4, 2, 5, 2)]),
+    "norm": (lambda a: tf.norm(a, axis=-1), [R(4, 3, 2)]),
+    "tensordot": (lambda a, b: tf.tensordot(a, b, [[0], [1]]), [R(4, 3, 2), R(4, 5, 3)]),
+}
+
+
+def _axes_choices(n):
+    yield (0,) * n
+    if n > 1:
+        for i in range(n):
+            yield tuple(0 if j == i else None for j in range(n))
+
+
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_linear_algebra(name):
+    fn, args = LINALG[name]
+    for axes in _axes_choices(len(args)):
+        a = [x if ax == 0 else x[0] for x, ax in zip(args, axes)]
+        check(fn, *a, in_axes=axes, rtol=1e-9, atol=1e-12)

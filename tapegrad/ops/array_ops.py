@@ -1,5 +1,6 @@
 """Shape manipulation, indexing and creation, with TensorFlow's names and signatures."""
 import builtins
+import math as _math
 
 import numpy as np
 
@@ -60,13 +61,13 @@ def reshape(tensor_, shape, name=None):
         for s in shape:
             if s != -1:
                 known *= s
-        n = int(np.prod(x.shape))
+        n = _math.prod(x.shape)
         if shape.count(-1) > 1 or known == 0 or n % known:
             raise ValueError(f"reshape: cannot reshape a tensor of shape {tuple(x.shape)} "
                              f"to {shape}.")
         shape = tuple(n // known if s == -1 else s for s in shape)
-    if int(np.prod(shape)) != int(np.prod(x.shape)):
-        raise ValueError(f"reshape: cannot reshape a tensor with {int(np.prod(x.shape))} "
+    if _math.prod(shape) != _math.prod(x.shape):
+        raise ValueError(f"reshape: cannot reshape a tensor with {_math.prod(x.shape)} "
                          f"elements of shape {tuple(x.shape)} to shape {shape}.")
     if shape == tuple(x.shape):
         return x

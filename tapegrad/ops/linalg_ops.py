@@ -97,7 +97,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, "
                          f"In[1]: {list(b.shape)} (matmul).")
-    _batch_compatible(a, b, "matmul")
+    if a.ndim > 2 or b.ndim > 2:
+        _batch_compatible(a, b, "matmul")
     out = bind(L.matmul_p, a, b)
     if va or vb:
         shape = tuple(out.shape[:-2]) + (() if va else (out.shape[-2],)) + (

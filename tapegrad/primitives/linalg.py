@@ -15,6 +15,7 @@ import numpy as np
 
 import tapegrad.ops as T
 from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.shape import reshape_p
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.registry import broadcast_shapes, xp
 
@@ -107,8 +108,8 @@ def _matmul_batch(args, batched):
     if ba and not bb and b.ndim == 2 and a.ndim == 3:
         # (B, m, k) @ (k, n): one large GEMM on (B*m, k)
         B, m, k = a.shape
-        out = matmul_p.bind_raw(T.reshape(a, (B * m, k)), b)
-        return T.reshape(out, (B, m, b.shape[-1]))
+        out = matmul_p.bind_raw(reshape_p.bind_raw(a, shape=(B * m, k)), b)
+        return reshape_p.bind_raw(out, shape=(B, m, b.shape[-1]))
     return matmul_p.bind_raw(*_lift(args, batched, (2, 2)))
 
 

@@ -32,7 +32,6 @@ class ForwardAccumulator:
             raise ValueError(f"ForwardAccumulator: {len(fp)} primals but {len(ft)} tangents; "
                              "they must have the same structure.")
         self._tangents = {}   # id(tensor) -> (tensor, tangent): keeps both alive
-        self._level = 0
         self._entered = False
         for p, t in zip(fp, ft):
             if not isinstance(p, Tensor):
@@ -60,7 +59,6 @@ class ForwardAccumulator:
         if self._entered:
             raise ValueError("Accumulator is already recording.")
         self._entered = True
-        self._level = STATE.batch_level
         STATE.recorders = STATE.recorders + [self]
         STATE.refresh()
         return self
@@ -72,8 +70,6 @@ class ForwardAccumulator:
         return False
 
     def record(self, prim, args, params, out, recorders, index):
-        if getattr(out, "_level", 0) > self._level:
-            return  # an operation of a vmap opened inside: its plain operations are seen too
         tan = self._tangents
         ts = None
         for i, a in enumerate(args):

@@ -47,14 +47,15 @@ def _argnums(argnums, nargs, name):
 
 def _leaf(x, name):
     """A fresh, floating tensor for one differentiated leaf."""
-    if not isinstance(x, Tensor):
+    fresh = not isinstance(x, Tensor)
+    if fresh:
         if x is None:
             raise TypeError(f"{name}: cannot differentiate with respect to None.")
         x = convert_to_tensor(x)
     if x.dtype.kind not in "fc":
         raise TypeError(f"{name} requires real- or complex-valued inputs (a floating dtype), "
                         f"but got {x.dtype.name}. Cast integer inputs to a float dtype.")
-    return T.identity(x)
+    return x if fresh else T.identity(x)
 
 
 def _diff_args(args, nums, name):

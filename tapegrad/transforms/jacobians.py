@@ -7,9 +7,11 @@ picks the mode with fewer rows: forward when the sources have fewer elements tha
 targets. Rows are processed in chunks so that one chunk stays within
 ``config.memory_budget()``; a chunk of one row runs unbatched.
 
-Only the entries on a path from a source to a target are replayed (``_Path``), and entries
-recorded inside a ``vmap`` that has since ended are skipped: their values belong to a batch
-that no longer exists (the tape also holds the plain operations that computed them).
+Only the entries on a path from a source to a target are replayed (``_Path``). A tape that
+was recording while a ``vmap`` ran holds each batched operation twice: as the operation on
+``BatchedTensor`` s and as the plain operation on the stacked values that the batching rule
+ran. Values leave a ``vmap`` as stacked values, so only the plain records lead to a target;
+records of a ``vmap`` that has ended are skipped outright.
 """
 import math
 
@@ -329,6 +331,9 @@ def _reverse_blocks(path, target, sources, chunk_size, loop):
     size = _rows_per_chunk(path, n_out, target.dtype, chunk_size, loop, widest,
                            n_out * sum(_size(s.shape) for s in sources))
     tid = id(target)
+    if n_out == 1:  # a gradient: no row axis to add and take away again
+        cts = path.backward({tid: _wrap(np.ones(tshape, target.dtype))}, sids)
+        return [_as_block(cts.get(id(s)), r.out_shape) for s, r in zip(sources, results)]
 
     def pass_(seed):
         cts = path.backward({tid: seed}, sids)
@@ -354,6 +359,9 @@ def _forward_blocks(path, source, targets, chunk_size, loop):
     sid = id(source)
     want = {id(t) for t in targets}
     path._frees = None
+    if n_in == 1:  # one direction: a plain JVP
+        tans = path.forward({sid: _wrap(np.ones(sshape, source.dtype))}, want)
+        return [_as_block(tans.get(id(t)), r.out_shape) for t, r in zip(targets, results)]
 
     def pass_(seed):
         tans = path.forward({sid: seed}, want)
@@ -365,6 +373,12 @@ def _forward_blocks(path, source, targets, chunk_size, loop):
         for r, part in zip(results, _run_rows(pass_, seed, k)):
             r.add(part, k)
     return [r.finish() for r in results]
+
+
+def _as_block(x, shape):
+    if x is None:
+        return None
+    return _wrap(x._value.reshape(shape)) if _plain(x) else T.reshape(x, shape)
 
 
 # -- batch_jacobian -----------------------------------------------------------------------------------

@@ -26,6 +26,9 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
     >>> tf.vmap(lambda x, w: tf.reduce_sum(x * w), in_axes=(0, None))(xs, w)
     tapegrad.Tensor([12. 34.], shape=(2,), dtype=float32)
     """
+    if isinstance(in_axes, dict):
+        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
+                        "to the positional arguments passed to the function, got a dict.")
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
     if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
