@@ -491,3 +491,33 @@ def test_traced_uniform_constants_are_stored_without_memory():
     p = trace(lambda x: x + tf.zeros([300, 300]) + tf.fill([300, 300], 2.0), (300, 300))
     for c in p.constants:
         assert c.value.strides == (0, 0)
+
+
+def test_power_zero_is_ones():
+    q = _simplified(lambda x: tf.pow(tf.exp(x), 0.0) * x, (2, 3))
+    assert prims(q) == []
+
+
+def test_scalar_constant_products_fold():
+    q = _simplified(lambda x: 3.0 * (x * 2.0), (2, 3))
+    assert prims(q) == ["mul"]
+    q = _simplified(lambda x: -(x * 2.0) * 0.5, (2, 3))
+    assert prims(q) == ["mul"]
+    q = _simplified(lambda x: 2.0 * (-tf.exp(x)), (2, 3))
+    assert prims(q) == ["exp", "mul"]
+
+
+def test_negated_product_with_a_constant_folds_the_sign():
+    c = tf.constant(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    q = _simplified(lambda x: -(c * x), (2, 3))
+    assert prims(q) == ["mul"]
+
+
+def test_scatters_into_the_same_place_merge():
+    def f(x):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            y = tf.reduce_sum(tf.sin(x[1:]) + tf.cos(x[1:]) * x[1:])
+        return g.gradient(y, x)
+    q = _simplified(f, (5,))
+    assert prims(q).count("index_add") == 1

@@ -1,4 +1,5 @@
-"""Algebraic simplification: x*1, x+0, x-0, x/1, x*0, --x, x**1, x**2 -> x*x, logical
+"""Algebraic simplification: x*1, x+0, x-0, x/1, x*0, --x, x**0, x**1, x**2 -> x*x,
+chains of scalar-constant products, merged scatters (index_add + index_add), logical
 and/or/where with a constant condition, transpose of a transpose, reshape and broadcast
 chains, casts to the same dtype, sums of broadcasts. A constant holding one repeated value
 becomes a scalar where the elementwise operation broadcasts it anyway (cheaper, and the
@@ -128,6 +129,11 @@ def _scalarize(e, ctx):
     return e if ins == list(e.inputs) else e._replace(inputs=tuple(ins))
 
 
+def _scalar_const(v, ctx):
+    """The value of a 0-d constant ``v``, or None."""
+    return ctx.uniform(v) if v.ndim == 0 else None
+
+
 def _mul(e, ctx, out, x, y):
     if ctx.is_const(x, 0) or ctx.is_const(y, 0):
         return _zeros(out, ctx)
@@ -135,6 +141,26 @@ def _mul(e, ctx, out, x, y):
         return _as(x, out, ctx)
     if ctx.is_const(x, 1):
         return _as(y, out, ctx)
+    # c * (d * z) -> (c*d) * z and c * (-z) -> (-c) * z: derivative code is full of these
+    if _scalar_const(x, ctx) is not None and _scalar_const(y, ctx) is None:
+        x, y = y, x
+    c = _scalar_const(y, ctx)
+    if c is None:
+        return None
+    inner = ctx.prod(x, "mul")
+    if inner is not None:
+        a, b = inner.inputs
+        d = _scalar_const(b, ctx) if _scalar_const(b, ctx) is not None else _scalar_const(a, ctx)
+        z = a if _scalar_const(b, ctx) is not None else b
+        if d is not None and z.dtype == out.dtype and z.shape == out.shape:
+            m = ctx.eqn("mul", [z, ctx.const(np.asarray(c * d, out.dtype))], out.shape,
+                        out.dtype)
+            return [m], m.out
+    inner = ctx.prod(x, "neg")
+    if inner is not None and inner.inputs[0].shape == out.shape:
+        m = ctx.eqn("mul", [inner.inputs[0], ctx.const(np.asarray(-c, out.dtype))], out.shape,
+                    out.dtype)
+        return [m], m.out
     return None
 
 
@@ -143,6 +169,14 @@ def _add(e, ctx, out, x, y):
         return _as(x, out, ctx)
     if ctx.is_const(x, 0):
         return _as(y, out, ctx)
+    # index_add(a, i) + index_add(b, i) -> index_add(a + b, i): one scatter instead of two
+    ia, ib = ctx.prod(x, "index_add"), ctx.prod(y, "index_add")
+    if ia is not None and ib is not None and ia.params == ib.params:
+        a, b = ia.inputs[0], ib.inputs[0]
+        if a.shape == b.shape and a.dtype == b.dtype == out.dtype and x.shape == out.shape:
+            s = ctx.eqn("add", [a, b], a.shape, a.dtype)
+            i = ctx.eqn("index_add", [s.out], out.shape, out.dtype, **dict(ia.params))
+            return [s, i], i.out
     return None
 
 
@@ -160,6 +194,8 @@ def _div(e, ctx, out, x, y):
 
 
 def _pow(e, ctx, out, x, y):
+    if ctx.is_const(y, 0):  # x ** 0 is 1 for every x in NumPy, 0, inf and nan included
+        return _fill(out, 1, ctx)
     if ctx.is_const(y, 1):
         return _as(x, out, ctx)
     if ctx.is_const(y, 2) and (x.shape, x.dtype) == (out.shape, out.dtype):
@@ -198,7 +234,18 @@ def _where(e, ctx, out, c, x, y):
 
 def _neg(e, ctx, out, x):
     inner = ctx.prod(x, "neg")
-    return ([], inner.inputs[0]) if inner is not None else None
+    if inner is not None:
+        return [], inner.inputs[0]
+    inner = ctx.prod(x, "mul")  # -(c * z) -> (-c) * z, with -c folded now
+    if inner is not None:
+        a, b = inner.inputs
+        for z, c in ((a, b), (b, a)):
+            v = ctx.values.get(c.name)
+            if v is not None and v.dtype == out.dtype and np.broadcast_shapes(
+                    z.shape, v.shape) == out.shape:
+                m = ctx.eqn("mul", [z, ctx.const(-v)], out.shape, out.dtype)
+                return [m], m.out
+    return None
 
 
 def _transpose(e, ctx, out, x):
