@@ -28,7 +28,9 @@ class Primitive:
       ``.shape`` and ``.dtype``.
     - ``vjp``: a tuple with one rule per input, ``rule(g, ans, *xs, **params)`` returning the
       cotangent of that input (broadcasting is undone by the engine), or None for inputs that
-      get no gradient. Written with tapegrad ops, so it differentiates again.
+      get no gradient. Written with tapegrad ops and operators, so it differentiates again.
+      A first-order pass that nothing records calls the rules with NumPy arrays instead of
+      tensors (operators are then plain NumPy): rules must not rely on Tensor-only methods.
     - ``jvp``: a tuple with one rule per input, ``rule(x_dot, ans, *xs, **params)`` giving that
       input's contribution to the output tangent; or one callable
       ``rule(tangents, ans, *xs, **params)`` for the whole operation.
@@ -65,16 +67,39 @@ class Primitive:
         return bind(self, *args, **params)
 
     def bind_raw(self, *args, **params):
+        """Bind without the op layer's conversions; NumPy arrays are wrapped."""
+        for a in args:
+            if not isinstance(a, Tensor):
+                args = tuple(a if isinstance(a, Tensor) else _wrap(np.asarray(a)) for a in args)
+                break
         return bind(self, *args, **params)
 
 
 def bind(prim, *args, **params):
     """Apply ``prim`` to tensors ``args``: the single dispatch point of tapegrad."""
-    if STATE.plain:
+    st = STATE
+    if st.plain:
         try:
             return _wrap(prim.impl(*[a._value for a in args], **params))
         except (ValueError, IndexError, np.linalg.LinAlgError) as e:
             raise _op_error(prim, args, params, e) from None
+    if st.recording_only:
+        # eager code under a tape: compute, then let each recorder see the operation
+        for a in args:
+            if type(a) is Variable:
+                return _bind_slow(prim, args, params)
+        try:
+            out = _wrap(prim.impl(*[a._value for a in args], **params))
+        except (ValueError, IndexError, np.linalg.LinAlgError) as e:
+            raise _op_error(prim, args, params, e) from None
+        if not prim.nondiff:
+            recs = st.recorders
+            if len(recs) == 1:
+                recs[0].record(prim, args, params, out, recs, 0)
+            else:
+                for i, r in enumerate(recs):
+                    r.record(prim, args, params, out, recs, i)
+        return out
     return _bind_slow(prim, args, params)
 
 

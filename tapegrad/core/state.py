@@ -13,10 +13,13 @@ class _State(threading.local):
         self.tracers = []        # active graph builders (tapegrad.function), innermost last
         self.batch_level = 0     # depth of nested vmap transforms
         self.plain = True
+        self.recording_only = False
         self.epoch = 0           # bumped whenever what records changes (see Variable reads)
 
     def refresh(self):
         self.plain = not (self.recorders or self.tracers or self.batch_level)
+        # the common non-plain case: tapes or accumulators only, on concrete values
+        self.recording_only = bool(self.recorders) and not (self.tracers or self.batch_level)
         self.epoch += 1
 
 

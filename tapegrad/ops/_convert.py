@@ -19,6 +19,8 @@ def tensor(x, dtype=None):
         if dtype is not None and x.dtype != dtype:
             return cast(x, dtype)
         return x
+    if dtype is None and type(x) is np.ndarray:
+        return _wrap(x)  # arrays keep their dtype; derivative rules pass arrays here often
     return convert_to_tensor(x, dtype=dtype)
 
 

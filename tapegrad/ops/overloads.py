@@ -4,6 +4,8 @@ The arithmetic operators are the hottest path of eager code, so each one checks 
 case (two tensors of one dtype, or a tensor and a Python number) before falling back to the
 general conversion rules.
 """
+import numpy as np
+
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.ops import array_ops as A
@@ -13,20 +15,26 @@ from tapegrad.ops._convert import binary, like
 from tapegrad.primitives import elementwise as E
 
 _NUMBER = (int, float)
+_wrap = Tensor._wrap
 
 
 def _fast(prim):
     def op(self, other):
         if type(other) in _NUMBER:
             return bind(prim, self, like(other, self))
-        if isinstance(other, Tensor) and other.dtype == self.dtype:
-            return bind(prim, self, other)
+        if isinstance(other, Tensor):
+            if other.dtype == self.dtype:
+                return bind(prim, self, other)
+        elif type(other) is np.ndarray and other.dtype == self.dtype:
+            return bind(prim, self, _wrap(other))
         x, y = binary(self, other)
         return bind(prim, x, y)
 
     def rop(self, other):
         if type(other) in _NUMBER:
             return bind(prim, like(other, self), self)
+        if type(other) is np.ndarray and other.dtype == self.dtype:
+            return bind(prim, _wrap(other), self)
         x, y = binary(other, self)
         return bind(prim, x, y)
     return op, rop

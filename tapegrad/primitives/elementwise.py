@@ -60,7 +60,7 @@ def _pow_base(x, y):
     gives the exact value, and keeps every higher derivative finite. Arrays without zeros
     (the common case) skip the select.
     """
-    if not getattr(x, "_symbolic", False) and np.all(np.asarray(x._value)):
+    if not getattr(x, "_symbolic", False) and np.all(np.asarray(getattr(x, "_value", x))):
         return x
     return T.where(T.logical_and(T.equal(x, 0), T.equal(y, 0)), T.ones_like(x), x)
 

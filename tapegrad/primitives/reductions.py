@@ -78,7 +78,7 @@ def _prod_of_others(x, ans, axis, keepdims):
     would divide by zero, and masking the zeros out (``where``) would give the right values
     but wrong higher derivatives.
     """
-    if not getattr(x, "_symbolic", False) and not np.any(np.asarray(x._value) == 0):
+    if not getattr(x, "_symbolic", False) and not np.any(np.asarray(getattr(x, "_value", x)) == 0):
         a = ans if keepdims else T.reshape(ans, _keep_shape(x.shape, axis))
         return a / x
     keep = [i for i in range(x.ndim) if i not in axis]

@@ -454,6 +454,8 @@ def backward(entries, seeds, source_ids):
     """Reverse pass: cotangents of ``source_ids`` given cotangent ``seeds`` (id -> tensor)."""
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
     live = reachable_from(entries[:n], source_ids)
+    if STATE.plain and _all_concrete(entries, n, seeds):
+        return _backward_arrays(entries, n, live, seeds, source_ids)
     cts = dict(seeds)
     get = cts.get
     for k in range(n - 1, -1, -1):
@@ -487,6 +489,80 @@ def backward(entries, seeds, source_ids):
                 prev = get(id(a))
                 cts[id(a)] = c if prev is None else prev + c
     return {k: v for k, v in cts.items() if k in source_ids}
+
+
+def _all_concrete(entries, n, seeds):
+    for g in seeds.values():
+        if type(g) is not Tensor:
+            return False
+    for k in range(n):
+        e = entries[k]
+        if getattr(e[3], "_symbolic", False):
+            return False
+        for a in e[1]:
+            if getattr(a, "_symbolic", False):
+                return False
+    return True
+
+
+def _unbroadcast_array(c, shape):
+    cshape = np.shape(c)
+    lead = len(cshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and cshape[lead + i] != 1)
+    if axes:
+        c = np.sum(c, axis=axes)
+    return np.reshape(c, shape)
+
+
+def _backward_arrays(entries, n, live, seeds, source_ids):
+    """The reverse pass when nothing records it (first order, no outer tape, no tracing).
+
+    The rules are the same, but they get NumPy arrays instead of tensors: the operators in
+    them are then plain NumPy calls, and named ops (``T.cos``) accept arrays too. This halves
+    the cost of a first-order gradient; the result is identical.
+    """
+    cts = {k: g._value for k, g in seeds.items()}
+    get = cts.get
+    for k in range(n - 1, -1, -1):
+        prim, args, params, out = entries[k]
+        key = id(out)
+        g = get(key)
+        if g is None:
+            continue
+        if key not in source_ids:
+            del cts[key]
+        rules = prim.vjp
+        if type(rules) is tuple:
+            vals = None
+            for i, r in enumerate(rules):
+                a = args[i]
+                ia = id(a)
+                if r is None or ia not in live:
+                    continue
+                if vals is None:
+                    vals = [x._value for x in args]
+                c = r(g, out._value, *vals, **params)
+                if c is None:
+                    continue
+                if type(c) is not np.ndarray:
+                    c = c._value if isinstance(c, Tensor) else np.asarray(c)
+                shape = vals[i].shape
+                if c.shape != shape:
+                    c = _unbroadcast_array(c, shape)
+                prev = get(ia)
+                cts[ia] = c if prev is None else prev + c
+            continue
+        wanted = [id(a) in live for a in args]
+        if not any(wanted):
+            continue
+        for a, c in zip(args, vjp_of(prim, args, params, out, Tensor._wrap(g), wanted)):
+            if c is not None:
+                c = c._value
+                prev = get(id(a))
+                cts[id(a)] = c if prev is None else prev + c
+    wrap = Tensor._wrap
+    return {k: wrap(v) for k, v in cts.items() if k in source_ids}
 
 
 def forward(entries, tangents, want_id):

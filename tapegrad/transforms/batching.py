@@ -93,7 +93,7 @@ class batch_level:
         lv.fallback.append(self.fallback)
         lv.warn.append(self.warn)
         st.batch_level += 1
-        st.plain = False
+        st.refresh()
         return st.batch_level
 
     def __exit__(self, *exc):
