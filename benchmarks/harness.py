@@ -174,12 +174,15 @@ def run_row(row, opts, log=print):
                 ok, detail = check(rec["_value"], ref, row.rtol, row.atol)
                 rec["check"] = "ok" if ok else "MISMATCH"
                 rec["check_detail"] = detail
-    for _ in range(opts.repeats):
-        for rec, thunk in prepared:
+    for rec, _ in prepared:
+        rec["times"] = [None] * opts.repeats  # by round, so that rounds can be paired
+    for r in range(opts.repeats):
+        k = r % max(len(prepared), 1)  # rotate the order: no system always follows another
+        for rec, thunk in prepared[k:] + prepared[:k]:
             if thunk is None or rec["status"] != "ok":
                 continue
-            times = rec.get("times", [])
-            if len(times) >= 3 and min(times) > SLOW_CALL_S:
+            done = [t for t in rec["times"] if t is not None]
+            if len(done) >= 3 and min(done) > SLOW_CALL_S:
                 continue  # slow calls: three repeats are enough, and keep the run short
             gc.collect()
             time.sleep(opts.settle)  # let the previous system's spinning pool threads sleep
@@ -188,11 +191,11 @@ def run_row(row, opts, log=print):
             except Exception as e:  # worked during warm-up, failed later: not timed
                 rec.update(status="n/a", reason=f"failed while timed: {_short(e)}")
                 continue
-            rec.setdefault("times", []).append(t / rec["loops"])
+            rec["times"][r] = t / rec["loops"]
     for rec, _ in prepared:
         rec.pop("_value", None)
         if rec["status"] == "ok":
-            rec["time_s"] = statistics.median(rec["times"])
+            rec["time_s"] = statistics.median(t for t in rec["times"] if t is not None)
         row.alternatives.append(rec)
         best = row.results.get(rec["system"])
         if best is None or _better(rec, best):

@@ -153,8 +153,9 @@ def markdown(meta, rows, targets):
         "of calls; first call and one warm-up call excluded. Total run "
         f"{meta['elapsed_s']:.0f} s.",
         "",
-        "Times are per call (per op for W6); ratios are tapegrad time / peer time (< 1: tapegrad "
-        "faster). `n/a`: not runnable (see notes); `skip`: peer not installed or no such mode.",
+        "Times are medians per call (per op for W6); ratios are tapegrad time / peer time "
+        "(< 1: tapegrad faster), the median of per-round paired ratios. `n/a`: not runnable "
+        "(see notes); `skip`: peer not installed or no such mode.",
         "",
         render_md_table(table(rows)),
         "",

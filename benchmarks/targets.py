@@ -5,15 +5,19 @@
 * W3 and compiled W4: tapegrad/JAX-jit <= 1.0.
 * W3: tapegrad reaches >= 50 % of the NumPy float32 matmul floor.
 """
+import statistics
+
 EAGER_SET = {"W1", "W2", "W5", "W6"}
 
 
 def ratio(row, peer):
-    """tapegrad time / peer time, or None."""
+    """tapegrad time / peer time, or None: the median of the per-round ratios. Both systems
+    are timed seconds apart in each round, so a load swing of the machine affects both."""
     tg, pr = row.results.get("tapegrad"), row.results.get(peer)
     if not tg or not pr or "time_s" not in tg or "time_s" not in pr:
         return None
-    return tg["time_s"] / pr["time_s"]
+    paired = [a / b for a, b in zip(tg.get("times", []), pr.get("times", [])) if a and b]
+    return statistics.median(paired) if paired else tg["time_s"] / pr["time_s"]
 
 
 def floor_pct(row, system, floor_gflops):

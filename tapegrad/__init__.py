@@ -32,6 +32,9 @@ from tapegrad.transforms.vmap import vectorized_map, vmap  # noqa: F401
 from tapegrad import math, nn, linalg, random, autodiff  # noqa: F401
 from tapegrad.util import nest  # noqa: F401
 from tapegrad.compile import TensorSpec, function  # noqa: F401
+from tapegrad.ops.control_flow_ops import cond, while_loop  # noqa: F401
+from tapegrad import saved  # noqa: F401
+saved_model = saved  # TensorFlow's name: tf.saved_model.save / load
 
 newaxis = None
 from tapegrad.ops.linalg_ops import norm  # noqa: E402,F401

@@ -361,6 +361,19 @@ SPECS = {
         for a, b in [((3, 3), (3, 2)), ((2, 3, 3), (3, 1))]],
 }
 
+# Control flow: staged_* always build the primitive (plain cond/while_loop run eagerly).
+from tapegrad.ops.control_flow_ops import staged_cond, staged_while_loop  # noqa: E402
+
+SPECS["cond"] = [Case(lambda p, x, w: staged_cond(p, lambda x, w: tf.sin(x) * w,
+                                                  lambda x, w: tf.cos(x) + w, x, w),
+                      [Bool(), R(3), R()], label="operands")]
+SPECS["while_loop"] = [
+    Case(lambda x: staged_while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, tf.sin(y) * x),
+                                     (0, x), maximum_iterations=4)[1], [R(3)], label="counted"),
+    Case(lambda x: staged_while_loop(lambda y: tf.reduce_sum(y * y) < 4.0,
+                                     lambda y: y * 1.5 + 0.1, x, maximum_iterations=8),
+         [R(2)], label="until")]
+
 
 def _cases(diff=None):
     """diff=True: cases to differentiate; diff=False: cases of nondifferentiable primitives."""

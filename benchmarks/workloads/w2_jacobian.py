@@ -1,9 +1,9 @@
 """W2 jacobian-one: Jacobian (16 x 32) of the MLP 32-256-256-16 at one input, eager.
 
-tapegrad and TensorFlow: ``g.jacobian(y, x)`` on a watched (1, 32) input (TensorFlow also with
-``experimental_use_pfor=False``, which needs a persistent tape; the faster is reported); PyTorch
+tapegrad and TensorFlow: ``g.jacobian(y, x)`` on a watched (1, 32) input; PyTorch
 ``torch.autograd.functional.jacobian(f, x, vectorize=True)``; JAX ``jax.jacrev`` without jit;
-autograd ``jacobian``.
+autograd ``jacobian``. Without --quick, TensorFlow also runs ``experimental_use_pfor=False``
+(which needs a persistent tape) and the faster TensorFlow variant is reported.
 """
 import operator
 
@@ -77,11 +77,14 @@ def rows(opts):
     impls = [
         Impl("tapegrad", "GradientTape.jacobian", tapegrad_tape),
         Impl("tensorflow", "GradientTape.jacobian", tensorflow_tape(True)),
-        Impl("tensorflow", "jacobian(experimental_use_pfor=False)", tensorflow_tape(False)),
         Impl("jax", "jacrev no jit", jax_jacrev),
         Impl("torch", "functional.jacobian vectorize", torch_functional),
         Impl("autograd", "jacobian", autograd_jacobian),
     ]
+    if not opts.quick:
+        impls.append(
+            Impl("tensorflow", "jacobian(experimental_use_pfor=False)", tensorflow_tape(False))
+        )
     return [
         Row(
             "W2", "jacobian-one MLP", "eager", impls,

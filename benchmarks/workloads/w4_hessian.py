@@ -4,8 +4,8 @@ compiled: ``jax.jit(jax.hessian(f))``; ``tf.function`` with nested tapes + ``jac
 ``torch.func.hessian`` (runs eagerly); ``tapegrad.function(tapegrad.hessian(f))`` and, as an
 alternative, ``tapegrad.function`` with nested tapes.
 eager: ``jax.hessian`` without jit, ``torch.func.hessian``, ``autograd.hessian``, TensorFlow
-nested tapes (``jacobian`` with and without pfor), ``tapegrad.hessian`` and tapegrad nested
-tapes. Where a system has two variants the faster is reported.
+nested tapes (``jacobian`` with pfor and, without --quick, also without), ``tapegrad.hessian``
+and tapegrad nested tapes. Where a system has two variants the faster is reported.
 """
 import numpy as np
 
@@ -110,11 +110,14 @@ def rows(opts):
         Impl("tapegrad", "hessian", tapegrad_hessian(False)),
         Impl("tapegrad", "nested tapes", tapegrad_tapes(False)),
         Impl("tensorflow", "nested tapes", tensorflow_tapes(False)),
-        Impl("tensorflow", "nested tapes, no pfor", tensorflow_tapes(False, use_pfor=False)),
         Impl("jax", "hessian no jit", jax_hessian(False)),
         Impl("torch", "torch.func.hessian", torch_func_hessian),
         Impl("autograd", "hessian", autograd_hessian),
     ]
+    if not opts.quick:
+        eager.append(
+            Impl("tensorflow", "nested tapes, no pfor", tensorflow_tapes(False, use_pfor=False))
+        )
     return [
         Row("W4", "hessian rosenbrock-100 f64", "compiled", compiled, ref, 1e-9, 1e-12),
         Row("W4", "hessian rosenbrock-100 f64", "eager", eager, ref, 1e-9, 1e-12),
