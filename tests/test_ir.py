@@ -521,3 +521,10 @@ def test_scatters_into_the_same_place_merge():
         return g.gradient(y, x)
     q = _simplified(f, (5,))
     assert prims(q).count("index_add") == 1
+
+
+def test_constants_that_repeat_along_an_axis_are_stored_once():
+    w = tf.constant(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+    big = tf.constant(np.broadcast_to(np.arange(4.0, dtype=np.float32), (5, 4)).copy())
+    q = _simplified(lambda x: x * big + w[0], (5, 4))
+    assert max(c.value.size for c in q.constants) <= 4

@@ -115,17 +115,40 @@ _ELEMENTWISE = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2"
                 "greater_equal", "logical_and", "logical_or", "logical_xor"}
 
 
+def _compressed(a):
+    """``a`` with every axis along which it does not vary shrunk to size 1 (or None)."""
+    if a.ndim == 0 or a.size > 1 << 24:
+        return None
+    out = a
+    for ax in range(a.ndim):
+        if out.shape[ax] > 1:
+            first = out.take([0], axis=ax)
+            if (out == first).all():
+                out = first
+    return None if out.shape == a.shape else np.ascontiguousarray(out)
+
+
 def _scalarize(e, ctx):
-    """``e`` with uniform constant inputs that the other inputs' shape covers made 0-d."""
+    """``e`` with constant inputs shrunk where broadcasting makes up for it: uniform ones
+    become 0-d, and ones that repeat along an axis keep a single slice there (a seed of
+    a vectorized Jacobian folded through a weight matrix, say: far less memory to read)."""
     if e.prim.name not in _ELEMENTWISE or len(e.outs) != 1:
         return e
     ins = list(e.inputs)
     for i, v in enumerate(ins):
-        if v.ndim == 0 or ctx.uniform(v) is None:
+        if v.ndim == 0:
             continue
         others = [w.shape for j, w in enumerate(ins) if j != i]
-        if others and tuple(np.broadcast_shapes(*others)) == e.out.shape:
-            ins[i] = ctx.const(np.array(ctx.uniform(v), v.dtype))
+        if not others:
+            continue
+        if ctx.uniform(v) is not None:
+            if tuple(np.broadcast_shapes(*others)) == e.out.shape:
+                ins[i] = ctx.const(np.array(ctx.uniform(v), v.dtype))
+            continue
+        a = ctx.values.get(v.name)
+        small = None if a is None else _compressed(a)
+        if small is not None and tuple(np.broadcast_shapes(small.shape, *others)) == e.out.shape:
+            ins[i] = ctx.const(small)
     return e if ins == list(e.inputs) else e._replace(inputs=tuple(ins))
 
 
