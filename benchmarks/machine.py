@@ -1,20 +1,44 @@
 """Machine description and the NumPy float32 matmul rate (the "floor" for FLOP-bound rows)."""
 import os
 import platform
+import subprocess
 import time
 
 import numpy as np
 
 
 def cpu_model():
+    """'model name' from /proc/cpuinfo, with family/model/MHz and the widest SIMD flag."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "cpu family", "model", "cpu MHz", "flags"):
+                    fields.setdefault(key, value.strip())
     except OSError:
-        pass
-    return platform.processor() or "unknown"
+        return platform.processor() or "unknown"
+    flags = fields.get("flags", "").split()
+    simd = next((f for f in ("avx512f", "avx2", "avx", "neon") if f in flags), None)
+    extra = [f"family {fields['cpu family']} model {fields['model']}"] if "model" in fields else []
+    extra += [f"{float(fields['cpu MHz']):.0f} MHz"] if "cpu MHz" in fields else []
+    extra += [simd] if simd else []
+    name = fields.get("model name", platform.processor() or "unknown")
+    return f"{name} ({', '.join(extra)})" if extra else name
+
+
+def git_revision():
+    """Commit of the checkout being measured (tapegrad changes quickly), '+dirty' if edited."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        rev = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "tapegrad"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (rev or "no commit") + ("+dirty" if dirty else "")
 
 
 def memory_gib():
@@ -48,6 +72,7 @@ def describe():
         "platform": platform.platform(),
         "python": platform.python_version(),
         "numpy_blas": blas(),
+        "tapegrad_revision": git_revision(),
     }
 
 

@@ -146,7 +146,8 @@ def markdown(meta, rows, targets):
         f"NumPy BLAS: {m['numpy_blas']}  ",
         f"Threads: {meta['threads']} per system ("
         + "; ".join(f"{k}={v}" for k, v in meta["thread_settings"].items()) + ")  ",
-        "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + "  ",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+        + f" (tapegrad checkout {m['tapegrad_revision']})  ",
         f"NumPy float32 matmul floor: {meta['floor']['gflops']:.1f} GFLOP/s (best of the "
         f"runs before and after the workloads, GFLOP/s by size: {meta['floor']['by_size']})  ",
         f"Timing: median of {meta['repeats']} interleaved repeats, each >= {meta['target_s']} s "
@@ -164,6 +165,8 @@ def markdown(meta, rows, targets):
         targets_md(targets),
         "",
         "## Machine limit (FLOP-bound rows)",
+        "",
+        "Matmul FLOPs per call / fastest repeat, as % of the NumPy float32 matmul floor.",
         "",
         floor_md(rows, meta["floor"]),
         "",

@@ -74,7 +74,7 @@ def main(argv=None):
     results = targets.evaluate(rows, floor)
     meta = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "command": "python -m benchmarks.run " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": " ".join(["python -m benchmarks.run"] + (sys.argv[1:] if argv is None else argv)),
         "quick": opts.quick,
         "workloads": opts.workloads,
         "machine": machine.describe(),
@@ -86,9 +86,17 @@ def main(argv=None):
         "target_s": opts.target,
         "elapsed_s": time.time() - started,
     }
+    summary(meta, rows, results, report)
+    if not opts.no_save:
+        save(opts, meta, rows, results, report)
+    print(f"\ntotal {time.time() - started:.0f}s")
+
+
+def summary(meta, rows, results, report):
+    """The terminal report: table, machine limit, targets, notes."""
     print()
     print(report.render_text(report.table(rows)))
-    print(f"\nmachine limit (NumPy float32 matmul floor {floor:.1f} GFLOP/s):")
+    print(f"\nmachine limit (NumPy float32 matmul floor {meta['floor']['gflops']:.1f} GFLOP/s):")
     for line in report.floor_text(rows, meta["floor"]):
         print(line)
     print("\ntargets:")
@@ -100,9 +108,6 @@ def main(argv=None):
         print(f"  {t['status']:<4} {t['row']:<44} {t['target']:<26} {value:>7}{why}")
     for n in report.notes(rows):
         print("  note:", n)
-    if not opts.no_save:
-        save(opts, meta, rows, results, report)
-    print(f"\ntotal {time.time() - started:.0f}s")
 
 
 def save(opts, meta, rows, results, report):

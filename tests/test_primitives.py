@@ -324,7 +324,7 @@ SPECS = {
     # linear algebra
     "matmul": [Case(prim_fn("matmul"), [R(*a), R(*b)], label=f"{a}@{b}")
                for a, b in [((3, 4), (4, 2)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)),
-                            ((3, 4), (2, 4, 5)), ((2, 3, 4), (2, 4, 1))]],
+                            ((3, 4), (2, 4, 5)), ((2, 3, 4), (2, 4, 1)), ((4,), (4, 3))]],
     "einsum": [Case(prim_fn("einsum", subscripts=eq), [R(*s) for s in shapes], label=eq)
                for eq, shapes in [
                    ("ij,jk->ik", [(2, 3), (3, 4)]),

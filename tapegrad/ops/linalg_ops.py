@@ -90,6 +90,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must not be scalars, got shapes {_shape(a)} "
                          f"and {_shape(b)}.")
+    if va and b.ndim == 2:
+        if a.shape[0] != b.shape[0]:
+            raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, "
+                             f"In[1]: {list(b.shape)} (matmul).")
+        return bind(L.matmul_p, a, b)  # the primitive takes a vector times a matrix as is
     if va:
         a = A.reshape(a, (1, a.shape[0]))
     if vb:

@@ -89,14 +89,24 @@ def _matrix_batch(prim):
 def _matmul_abstract(a, b):
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: inner dimensions differ: {tuple(a.shape)} @ {tuple(b.shape)}")
+    if a.ndim == 1:  # a vector times a matrix: the op layer passes only (k,) @ (k, n)
+        return (b.shape[-1],), np.result_type(a.dtype, b.dtype)
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     return batch + (a.shape[-2], b.shape[-1]), np.result_type(a.dtype, b.dtype)
 
 
+def _matmul_vjp_b(g, ans, a, b):
+    if a.ndim == 1:  # the outer product a g^T
+        return T.reshape(a, (a.shape[0], 1)) * T.reshape(g, (1, g.shape[0]))
+    return T.matmul(_mT(a), g)
+
+
+# A vector operand stays a vector (no reshape to a row and back): one primitive instead of
+# three in the forward pass and in every derivative of it, the common case of an MLP on one
+# input.
 matmul_p = Primitive(
     "matmul", xp.matmul, nin=2, abstract=_matmul_abstract,
-    vjp=(lambda g, ans, a, b: T.matmul(g, _mT(b)),
-         lambda g, ans, a, b: T.matmul(_mT(a), g)),
+    vjp=(lambda g, ans, a, b: T.matmul(g, _mT(b)), _matmul_vjp_b),
     jvp=(lambda a_dot, ans, a, b: T.matmul(a_dot, b),
          lambda b_dot, ans, a, b: T.matmul(a, b_dot)),
     emit="{0} @ {1}")
@@ -105,6 +115,13 @@ matmul_p = Primitive(
 def _matmul_batch(args, batched):
     a, b = args
     ba, bb = batched
+    if a.ndim - ba == 1:  # a per-example vector (k,) with a (k, n) matrix
+        if not bb:
+            return matmul_p.bind_raw(a, b)       # (B, k) @ (k, n) or (k,) @ (B, k, n)
+        if not ba:
+            return matmul_p.bind_raw(a, b)
+        out = matmul_p.bind_raw(reshape_p.bind_raw(a, shape=(a.shape[0], 1, a.shape[1])), b)
+        return reshape_p.bind_raw(out, shape=(a.shape[0], b.shape[-1]))
     if ba and not bb and b.ndim == 2 and a.ndim == 3:
         # (B, m, k) @ (k, n): one large GEMM on (B*m, k)
         B, m, k = a.shape
