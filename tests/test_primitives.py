@@ -322,6 +322,8 @@ SPECS = {
     "diag_part": [Case(prim_fn("diag_part"), [R(*s)], label=str(s))
                   for s in [(3, 3), (2, 3, 4), (4, 2)]],
     # linear algebra
+    "integer_pow": [Case(prim_fn("integer_pow", y=n), [R(2, 3)], label=f"n={n}")
+                    for n in (0, 1, 2, 3, -2)],
     "matmul": [Case(prim_fn("matmul"), [R(*a), R(*b)], label=f"{a}@{b}")
                for a, b in [((3, 4), (4, 2)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)),
                             ((3, 4), (2, 4, 5)), ((2, 3, 4), (2, 4, 1)), ((4,), (4, 3))]],

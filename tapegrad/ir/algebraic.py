@@ -349,7 +349,19 @@ def _reduce_sum(e, ctx, out, x):
     return eqs, t
 
 
-_RULES = {"mul": _mul, "add": _add, "sub": _sub, "div": _div, "neg": _neg, "pow": _pow,
+def _integer_pow(e, ctx, out, x):
+    y = dict(e.params)["y"]
+    if y == 0:
+        return _fill(out, 1, ctx)
+    if y == 1:
+        return [], x
+    if y == 2:
+        m = ctx.eqn("mul", [x, x], out.shape, out.dtype)
+        return [m], m.out
+    return None
+
+
+_RULES = {"integer_pow": _integer_pow, "mul": _mul, "add": _add, "sub": _sub, "div": _div, "neg": _neg, "pow": _pow,
           "logical_and": _logical_and, "logical_or": _logical_or, "where": _where,
           "transpose": _transpose, "reshape": _reshape, "broadcast_to": _broadcast_to,
           "cast": _cast, "reduce_sum": _reduce_sum}

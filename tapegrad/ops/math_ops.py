@@ -31,7 +31,33 @@ subtract = _binary_op(E.sub_p, "x - y, with broadcasting.")
 multiply = _binary_op(E.mul_p, "x * y, with broadcasting.")
 divide = _binary_op(E.div_p, "x / y (true division).")
 truediv = divide
-pow = _binary_op(E.pow_p, "x ** y.\n\n>>> import tapegrad as tf\n>>> float(tf.pow(2.0, 3.0))\n8.0")
+def pow(x, y, name=None):
+    """x ** y. An integral Python exponent uses ``integer_pow``, exact at every order.
+
+    >>> import tapegrad as tf
+    >>> float(tf.pow(2.0, 3.0))
+    8.0
+    """
+    n = _integral(y)
+    if n is not None:
+        x = tensor(x)
+        if x.dtype.kind in "fc":
+            return bind(E.integer_pow_p, x, y=n)
+    x, y = binary(x, y)
+    return bind(E.pow_p, x, y)
+
+
+def _integral(y):
+    """``y`` as a small int if it is a Python number with an integral value, else None."""
+    if type(y) is int or (type(y) is float and y.is_integer()):
+        if -64 <= y <= 64:
+            return int(y)
+    return None
+
+
+def integer_pow(x, y, name=None):
+    """x ** n for a Python int n (the primitive behind ``x ** 3``)."""
+    return bind(E.integer_pow_p, tensor(x), y=int(y))
 maximum = _binary_op(E.maximum_p, "Elementwise max; the gradient goes to x on ties (as TF).")
 minimum = _binary_op(E.minimum_p, "Elementwise min; the gradient goes to x on ties (as TF).")
 atan2 = _binary_op(E.atan2_p, "Elementwise arctan(y / x) with quadrant: atan2(y, x).")

@@ -50,6 +50,13 @@ def install():
         op, rop = _fast(prim)
         setattr(Tensor, f"__{name}__", op)
         setattr(Tensor, f"__r{name}__", rop)
+    pow_op = Tensor.__pow__
+
+    def __pow__(self, other):
+        if type(other) is int and -64 <= other <= 64 and self.dtype.kind in "fc":
+            return bind(E.integer_pow_p, self, y=other)
+        return M.pow(self, other) if type(other) is float else pow_op(self, other)
+    Tensor.__pow__ = __pow__
     for name, f in [("floordiv", M.floordiv), ("mod", M.floormod), ("matmul", L.matmul)]:
         setattr(Tensor, f"__{name}__", lambda self, other, f=f: f(self, other))
         setattr(Tensor, f"__r{name}__", _flip(f))

@@ -22,7 +22,8 @@ _FLOAT = re.compile(r"-?(inf|nan|\d+(\.\d*)?([eE][-+]?\d+)?)\Z")
 # Integer params are sizes, axes or positions, bounded by the equation's own dimensions and
 # arity (a crafted pad width must not allocate terabytes while shapes are checked). These
 # are values, not sizes.
-VALUE_PARAMS = {("pad", "constant_values"), ("while_loop", "maximum_iterations")}
+VALUE_PARAMS = {("pad", "constant_values"), ("while_loop", "maximum_iterations"),
+                ("integer_pow", "y")}
 
 
 def fail(where, msg):
