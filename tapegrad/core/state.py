@@ -29,17 +29,20 @@ STATE = _State()
 class swap_recorders:
     """Context manager that installs a recorder list and always restores the old one."""
 
-    __slots__ = ("new", "old")
+    __slots__ = ("new", "old", "same")
 
     def __init__(self, new):
         self.new = new
 
     def __enter__(self):
         self.old = STATE.recorders
-        STATE.recorders = self.new
-        STATE.refresh()
+        self.same = self.new == self.old  # the same recorders: nothing to switch
+        if not self.same:
+            STATE.recorders = self.new
+            STATE.refresh()
 
     def __exit__(self, *exc):
-        STATE.recorders = self.old
-        STATE.refresh()
+        if not self.same:
+            STATE.recorders = self.old
+            STATE.refresh()
         return False

@@ -49,6 +49,19 @@ def _unconnected(value):
         raise ValueError(f"Unknown value for unconnected_gradients: '{value}'") from None
 
 
+_ONES = {}
+
+
+def _ones_like(t):
+    """The seed cotangent of a target; scalar ones are shared (tensors are immutable)."""
+    if t.shape == ():
+        one = _ONES.get(t.dtype)
+        if one is None:
+            one = _ONES[t.dtype] = Tensor._wrap(np.ones((), t.dtype))
+        return one
+    return T.ones_like(t)
+
+
 def _zeros_for(s):
     return T.zeros(s.shape, dtype=s.dtype)
 
@@ -133,7 +146,7 @@ class GradientTape:
             self._watch(t)
 
     def _watch(self, t):
-        STATE.refresh()  # cached variable snapshots predate this watch: read afresh
+        STATE.epoch += 1  # cached variable snapshots predate this watch: read afresh
         if id(t) not in self._watched:
             self._watched.add(id(t))
             self._keep.append(t)
@@ -271,7 +284,7 @@ class GradientTape:
                 and isinstance(sources, Tensor) and target.dtype.kind in "fc"
                 and sources.dtype.kind in "fc"):
             # the common case — one target, one source — without the structure handling
-            seeds = {id(target): T.ones_like(target)}
+            seeds = {id(target): _ones_like(target)}
             with swap_recorders(self._recorders_for_backward()):
                 cts = backward(entries, seeds, {id(sources)})
             if self._persistent:
@@ -545,8 +558,8 @@ def _backward_arrays(entries, n, live, seeds, source_ids):
                 c = r(g, out._value, *vals, **params)
                 if c is None:
                     continue
-                if type(c) is not np.ndarray:
-                    c = c._value if isinstance(c, Tensor) else np.asarray(c)
+                if isinstance(c, Tensor):
+                    c = c._value
                 shape = vals[i].shape
                 if c.shape != shape:
                     c = _unbroadcast_array(c, shape)
@@ -562,7 +575,7 @@ def _backward_arrays(entries, n, live, seeds, source_ids):
                 prev = get(id(a))
                 cts[id(a)] = c if prev is None else prev + c
     wrap = Tensor._wrap
-    return {k: wrap(v) for k, v in cts.items() if k in source_ids}
+    return {k: wrap(cts[k]) for k in source_ids if k in cts}
 
 
 def forward(entries, tangents, want_id):
