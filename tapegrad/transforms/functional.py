@@ -337,17 +337,27 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     return jacobian(f, argnums, "forward", chunk_size, has_aux)
 
 
-def hessian(f, argnums=0, has_aux=False, chunk_size=None):
+def hessian(f, argnums=0, has_aux=False, chunk_size=None, sparse=None):
     """The Hessian of ``f``, forward-over-reverse (``jacfwd(jacrev(f))``), as ``jax.hessian``.
 
     For a scalar ``f`` of an argument of shape ``s`` the result has shape ``s + s``; the
     forward pass runs all directions at once, chunked like ``jacobian``.
 
+    ``sparse``: for one tensor argument, ``None`` (auto) detects the Hessian's sparsity
+    pattern (once per structure) and, when a colouring needs at most ``n / 4`` directions,
+    evaluates only those (``tapegrad.sparsity.hessian``); ``True`` always does; ``False``
+    never does. The values are the same either way.
+
     >>> import tapegrad as tf
     >>> tf.hessian(lambda x: tf.reduce_sum(x ** 3))(tf.constant([1.0, 2.0])).numpy().tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacobian(jacrev(f, argnums, has_aux), argnums, "forward", chunk_size, has_aux)
+    dense = jacobian(jacrev(f, argnums, has_aux), argnums, "forward", chunk_size, has_aux)
+    # -- sparsity (tapegrad/sparsity): compressed Hessians for one plain tensor argument --
+    if sparse is False or has_aux:
+        return dense
+    from tapegrad import sparsity
+    return sparsity.hessian(f, argnums, sparse=sparse, chunk_size=chunk_size, _dense=dense)
 
 
 def hvp(f, primals, tangents):

@@ -1,0 +1,176 @@
+"""Dependency rules: which input elements each element of a primitive's output depends on.
+
+The abstract value of a tensor of shape ``s`` is a boolean array ``D`` of shape ``(n,) + s``:
+``D[j, ...]`` says whether that element structurally depends on input element ``j``; None
+means "on nothing" (constants, and everything no tangent can reach). Each primitive family
+has one small rule, looked up by name in ``RULES``; a primitive without a rule gets
+``fallback_rule``, which makes every output element depend on everything any input element
+depends on. So the propagated pattern never misses a dependency: it may only over-count.
+
+Structural rules ignore values: ``x * 0.0`` still depends on ``x``. That is what makes a
+pattern reusable for every input of the same structure.
+
+>>> import numpy as np
+>>> from tapegrad.core.dispatch import PRIMITIVES
+>>> d = np.eye(3, dtype=bool)                      # x depends on itself
+>>> aval = np.zeros(3)
+>>> rule = RULES["reduce_sum"]
+>>> rule(PRIMITIVES["reduce_sum"], [d], [aval], [None], {"axis": (0,), "keepdims": False},
+...      np.zeros(()), 3).tolist()
+[True, True, True]
+"""
+import contextlib
+
+import numpy as np
+
+from tapegrad.core.dispatch import PRIMITIVES
+from tapegrad.core.state import STATE
+from tapegrad.core.tensor import Tensor
+from tapegrad.primitives.registry import elementwise_abstract
+
+_wrap = Tensor._wrap
+
+
+@contextlib.contextmanager
+def plain_numpy():
+    """Run ops on concrete values even inside a trace, tape or vmap (always restored)."""
+    st = STATE
+    old = (st.recorders, st.tracers, st.batch_level)
+    st.recorders, st.tracers, st.batch_level = [], [], 0
+    st.refresh()
+    try:
+        yield
+    finally:
+        st.recorders, st.tracers, st.batch_level = old
+        st.refresh()
+
+
+def _shape(a):
+    return tuple(a.shape)
+
+
+def fallback_rule(prim, deps, ins, vals, params, out, n):
+    """No rule known: every output element depends on the union of all input dependencies."""
+    u = np.zeros(n, bool)
+    for d in deps:
+        if d is not None:
+            u |= d.reshape(n, -1).any(axis=1)
+    if not u.any():
+        return None
+    shape = _shape(out)
+    return np.broadcast_to(u.reshape((n,) + (1,) * len(shape)), (n,) + shape)
+
+
+def elementwise_rule(prim, deps, ins, vals, params, out, n):
+    """Each output element depends on the elements it is computed from (broadcast)."""
+    shape = _shape(out)
+    acc = None
+    for d, a in zip(deps, ins):
+        if d is None:
+            continue
+        s = _shape(a)
+        d = d.reshape((n,) + (1,) * (len(shape) - len(s)) + s)
+        acc = np.broadcast_to(d, (n,) + shape) if acc is None else acc | d
+    return acc
+
+
+def _batched_apply(prim, args, flags, params):
+    # The batching rule applies the primitive to all n dependency rows at once.
+    with plain_numpy():
+        return np.asarray(prim.batch(args, flags, **params)._value)
+
+
+def movement_rule(prim, deps, ins, vals, params, out, n, *, via=None):
+    """Select/copy/sum primitives (getitem, index_add, concat, take, reduce_sum...).
+
+    They are linear with 0/1 coefficients, so applying them to the 0/1 dependency rows
+    gives non-negative counts: nonzero exactly where a dependency arrives. ``via`` names a
+    primitive with the same pattern (``reduce_max`` moves dependencies like ``reduce_sum``).
+    """
+    p = PRIMITIVES[via] if via else prim
+    args, flags = [], []
+    for d, a, v in zip(deps, ins, vals):
+        if d is not None:
+            args.append(_wrap(d.astype(np.float32)))
+            flags.append(True)
+        elif a.dtype.kind in "fc":
+            args.append(_wrap(np.zeros(_shape(a), np.float32)))  # no dependency to move
+            flags.append(False)
+        elif v is not None:
+            args.append(_wrap(np.asarray(v)))  # indices: their values say where rows go
+            flags.append(False)
+        else:  # traced indices: where they point is unknown until run time
+            return fallback_rule(prim, deps, ins, vals, params, out, n)
+    return _batched_apply(p, args, flags, params) != 0
+
+
+def multilinear_rule(prim, deps, ins, vals, params, out, n):
+    """matmul, einsum: the pattern of the product with every other operand taken as dense."""
+    acc = None
+    for i, d in enumerate(deps):
+        if d is None:
+            continue
+        args = [_wrap(np.ones(_shape(a), np.float32)) for a in ins]
+        args[i] = _wrap(d.astype(np.float32))
+        flags = [k == i for k in range(len(ins))]
+        r = _batched_apply(prim, args, flags, params) != 0
+        acc = r if acc is None else acc | r
+    return acc
+
+
+def _reduction_like(name):
+    return lambda prim, *a: movement_rule(prim, *a, via=name)
+
+
+# fmt: off
+RULES = {}
+for _name in ("getitem", "index_add", "reshape", "transpose", "broadcast_to", "concat", "pad",
+              "take", "take_add", "diag_part", "cumsum", "reduce_sum"):
+    RULES[_name] = movement_rule
+for _name in ("reduce_max", "reduce_min", "reduce_prod"):
+    RULES[_name] = _reduction_like("reduce_sum")
+for _name in ("matmul", "einsum"):
+    RULES[_name] = multilinear_rule
+for _name in ("cast", "where", "integer_pow"):  # elementwise with their own shape rules
+    RULES[_name] = elementwise_rule
+# fmt: on
+
+
+def rule_for(prim):
+    """The dependency rule of ``prim``; elementwise primitives are found by their shape rule."""
+    r = RULES.get(prim.name)
+    if r is not None:
+        return r
+    if prim.abstract is elementwise_abstract:
+        return elementwise_rule
+    return fallback_rule
+
+
+class TooLarge(Exception):
+    """The dependency arrays would not fit the budget; the caller uses the dense path."""
+
+
+def apply_rule(prim, deps, ins, vals, params, outs, n, limit):
+    """Dependencies of each output of one equation (a list, None where there are none)."""
+    if all(d is None for d in deps):
+        return [None] * len(outs)
+    if sum(n * int(np.prod(_shape(o))) for o in outs) > limit:
+        raise TooLarge
+    if len(outs) != 1 or getattr(prim, "nondiff", False):
+        if getattr(prim, "nondiff", False):
+            return [None] * len(outs)
+        return [_float_only(fallback_rule(prim, deps, ins, vals, params, o, n), o)
+                for o in outs]
+    rule = rule_for(prim)
+    try:
+        d = rule(prim, deps, ins, vals, params, outs[0], n)
+    except Exception:  # noqa: BLE001 - a rule that cannot run still has a safe answer
+        d = fallback_rule(prim, deps, ins, vals, params, outs[0], n)
+    if d is not None and d.shape != (n,) + _shape(outs[0]):
+        d = fallback_rule(prim, deps, ins, vals, params, outs[0], n)
+    return [_float_only(d, outs[0])]
+
+
+def _float_only(d, out):
+    # integer and boolean results carry no tangent, so nothing flows through them
+    return d if d is not None and np.dtype(out.dtype).kind in "fc" else None
