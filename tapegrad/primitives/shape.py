@@ -108,14 +108,32 @@ class Index:
         return not any(isinstance(k, np.ndarray) for k in self.key)
 
 
+_UNIQUE = {}  # id(key) -> (key, shape, whether the key names each element at most once)
+
+
+def _names_elements_once(key, shape):
+    """True if integer-array ``key`` never names an element twice (checked once per key)."""
+    hit = _UNIQUE.get(id(key))
+    if hit is not None and hit[0] is key and hit[1] == shape:
+        return hit[2]
+    count = np.zeros(shape, np.int32)
+    xp.add.at(count, key, 1)
+    once = bool(count.max(initial=0) <= 1)
+    if len(_UNIQUE) > 1024:
+        _UNIQUE.clear()
+    _UNIQUE[id(key)] = (key, shape, once)  # holding the key keeps its id from being reused
+    return once
+
+
 def _index_add(g, index, shape):
     # generated code passes the key itself (the repr of an Index is a tuple)
     key = index.key if isinstance(index, Index) else index
     out = xp.zeros(shape, dtype=g.dtype)
-    if any(isinstance(k, np.ndarray) and k.dtype != bool for k in key):
-        xp.add.at(out, key, g)  # integer arrays may name an element twice
+    if any(isinstance(k, np.ndarray) and k.dtype != bool for k in key) and \
+            not _names_elements_once(key, tuple(shape)):
+        xp.add.at(out, key, g)  # integer arrays that name an element twice: accumulate
     else:
-        out[key] += g  # slices, ints and masks never do
+        out[key] = g  # each element named at most once: a plain (fast) assignment
     return out
 
 
