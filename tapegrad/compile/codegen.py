@@ -192,6 +192,7 @@ def _rename(program, taken):
 def _buffers(program, ren):
     """For each equation index, the input name whose dead buffer can take the output."""
     fresh_roots, roots, last = set(), {}, {}
+    whole = {}  # a reshape of a fresh buffer (the whole of it) -> that buffer
     for i, e in enumerate(program.equations):
         for v in e.inputs:
             for r in roots.get(v.name, ()):
@@ -205,6 +206,11 @@ def _buffers(program, ren):
             rs = tuple({r for v in e.inputs for r in roots.get(v.name, ())})
             for v in e.outs:
                 roots[v.name] = rs
+            if e.prim.name == "reshape" and e.out.ndim:
+                src = e.inputs[0].name
+                root = src if src in fresh_roots else whole.get(src)
+                if root is not None:
+                    whole[e.out.name] = root
     for v in list(program.outputs) + [v for _, v in program.updates]:
         for r in roots.get(v.name, ()):
             last[r] = len(program.equations)
@@ -215,7 +221,10 @@ def _buffers(program, ren):
             continue
         out = e.out
         for v in e.inputs:
-            if v.name in fresh_roots and last.get(v.name) == i and \
+            # a dead fresh buffer, or a reshape that covers all of one (a reshape of a
+            # contiguous array is a view of it; of any other, a copy: both are safe to fill)
+            root = v.name if v.name in fresh_roots else whole.get(v.name)
+            if root is not None and last.get(root) == i and \
                     (v.shape, v.dtype) == (out.shape, out.dtype):
                 reuse[i] = (ufunc, ren[v.name])
                 break
