@@ -528,3 +528,20 @@ def test_constants_that_repeat_along_an_axis_are_stored_once():
     big = tf.constant(np.broadcast_to(np.arange(4.0, dtype=np.float32), (5, 4)).copy())
     q = _simplified(lambda x: x * big + w[0], (5, 4))
     assert max(c.value.size for c in q.constants) <= 4
+
+
+def test_seeded_layer_products_fold_the_seed_into_the_weights():
+    rng = np.random.RandomState(1)
+    w1 = tf.constant(rng.randn(3, 5).astype(np.float32))
+    w2 = tf.constant(rng.randn(5, 4).astype(np.float32))
+
+    def f(x):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            y = tf.matmul(tf.tanh(tf.matmul(x, w1)), w2)
+        return g.batch_jacobian(y, x, mode="reverse")
+    q = _simplified(f, (6, 3))   # also checks the values against the unsimplified program
+    # the 4 seed rows went into a folded (4, 5, 5) weight constant: no (4, 6, 5) product of
+    # seeds and derivatives is formed elementwise any more
+    assert not [e for e in q.equations if e.prim.name == "mul" and e.out.shape == (4, 6, 5)]
+    assert any(c.value.shape == (4, 5, 5) for c in q.constants)

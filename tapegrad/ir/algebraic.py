@@ -361,7 +361,36 @@ def _integer_pow(e, ctx, out, x):
     return None
 
 
-_RULES = {"integer_pow": _integer_pow, "mul": _mul, "add": _add, "sub": _sub, "div": _div, "neg": _neg, "pow": _pow,
+def _matmul(e, ctx, out, a, w):
+    """``reshape(C * X) @ W`` with constants C (J,1,K) and W (K,N) -> ``X @ (C^T * W)``.
+
+    This is the first step of every vectorized reverse-mode Jacobian of a dense layer: the
+    J seed rows, scaled elementwise by the layer's derivative X, times the weights. Folding
+    the seeds into the weights skips a (J, B, K) temporary: J GEMMs on X instead.
+    """
+    wv = ctx.values.get(w.name)
+    r = ctx.prod(a, "reshape")
+    if wv is None or wv.ndim != 2 or r is None or a.ndim != 2:
+        return None
+    m = ctx.prod(r.inputs[0], "mul")
+    if m is None or m.out.ndim != 3:
+        return None
+    c, x = m.inputs
+    if ctx.values.get(c.name) is None:
+        c, x = x, c
+    cv = ctx.values.get(c.name)
+    J, B, K = m.out.shape
+    if cv is None or cv.shape != (J, 1, K) or x.shape != (B, K) or a.shape != (J * B, K) \
+            or cv.dtype != out.dtype or x.dtype != out.dtype or wv.dtype != out.dtype:
+        return None
+    N = wv.shape[1]
+    folded = ctx.const(np.ascontiguousarray(cv.reshape(J, K, 1) * wv))
+    g = ctx.eqn("matmul", [x, folded], (J, B, N), out.dtype)
+    back = ctx.eqn("reshape", [g.out], out.shape, out.dtype, shape=out.shape)
+    return [g, back], back.out
+
+
+_RULES = {"integer_pow": _integer_pow, "matmul": _matmul, "mul": _mul, "add": _add, "sub": _sub, "div": _div, "neg": _neg, "pow": _pow,
           "logical_and": _logical_and, "logical_or": _logical_or, "where": _where,
           "transpose": _transpose, "reshape": _reshape, "broadcast_to": _broadcast_to,
           "cast": _cast, "reduce_sum": _reduce_sum}
