@@ -17,9 +17,11 @@ class _State(threading.local):
         self.epoch = 0           # bumped whenever what records changes (see Variable reads)
 
     def refresh(self):
-        self.plain = not (self.recorders or self.tracers or self.batch_level)
+        other = self.tracers or self.batch_level
+        recs = bool(self.recorders)
+        self.plain = not (recs or other)
         # the common non-plain case: tapes or accumulators only, on concrete values
-        self.recording_only = bool(self.recorders) and not (self.tracers or self.batch_level)
+        self.recording_only = recs and not other
         self.epoch += 1
 
 

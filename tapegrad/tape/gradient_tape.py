@@ -96,7 +96,7 @@ class GradientTape:
         self._clear()
 
     def _clear(self):
-        self._lazy = _WeakDict()  # id(gradient result) -> (weakref, recompute function)
+        self._lazy = None  # id(gradient result) -> (weakref, recompute function), when needed
         self._entries = []
         self._watched = set()
         self._keep = []          # watched tensors and variables, kept alive
@@ -119,7 +119,10 @@ class GradientTape:
     def _stop(self):
         if self._entered:
             self._entered = False
-            STATE.recorders = [r for r in STATE.recorders if r is not self]
+            recs = STATE.recorders
+            # usually the innermost recorder: drop it without scanning
+            STATE.recorders = recs[:-1] if recs and recs[-1] is self else [
+                r for r in recs if r is not self]
             STATE.refresh()
 
     # -- recording --------------------------------------------------------------------------
@@ -134,6 +137,9 @@ class GradientTape:
         >>> float(g.gradient(y, x))
         6.0
         """
+        if type(tensor) is Tensor and tensor.dtype.kind in "fc":  # the common case
+            self._watch(tensor)
+            return
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(
@@ -232,6 +238,8 @@ class GradientTape:
         """Note how ``result`` can be recomputed (``recompute()``, run with recording on)."""
         if result is None or not self._persistent or self._entered:
             return
+        if self._lazy is None:
+            self._lazy = _WeakDict()
         lazy, key = self._lazy, id(result)
         lazy_ref = weakref.ref(lazy)  # a strong reference here would be a cycle
 
@@ -285,8 +293,12 @@ class GradientTape:
                 and sources.dtype.kind in "fc"):
             # the common case — one target, one source — without the structure handling
             seeds = {id(target): _ones_like(target)}
-            with swap_recorders(self._recorders_for_backward()):
+            recs = self._recorders_for_backward()
+            if recs == STATE.recorders:  # usually: skip the switch
                 cts = backward(entries, seeds, {id(sources)})
+            else:
+                with swap_recorders(recs):
+                    cts = backward(entries, seeds, {id(sources)})
             if self._persistent:
                 self._remember_grads(cts, seeds, {id(sources)})
             c = cts.get(id(sources))
@@ -466,7 +478,7 @@ def reachable_from(entries, ids):
 def backward(entries, seeds, source_ids):
     """Reverse pass: cotangents of ``source_ids`` given cotangent ``seeds`` (id -> tensor)."""
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
-    live = reachable_from(entries[:n], source_ids)
+    live = reachable_from(entries if STATE.plain else entries[:n], source_ids)
     if STATE.plain and _all_concrete(entries, n, seeds):
         return _backward_arrays(entries, n, live, seeds, source_ids)
     cts = dict(seeds)
