@@ -1,0 +1,52 @@
+"""Copy the latest benchmark table, targets and chart into the README.
+
+``python -m benchmarks.readme`` (run by ``make bench``) replaces the part of README.md between
+``<!-- BENCH:START -->`` and ``<!-- BENCH:END -->`` with the date, machine, main table and
+targets of ``benchmarks/results/latest.md``, and a link to ``latest.png``.
+"""
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+LATEST = ROOT / "benchmarks" / "results" / "latest.md"
+README = ROOT / "README.md"
+
+
+def _section(md, title):
+    m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", md, re.S | re.M)
+    return m.group(1).strip() if m else ""
+
+
+def build(md):
+    lines = md.splitlines()
+    facts = [ln for ln in lines if ln.startswith(("Date:", "Machine:", "Threads:", "Versions:"))]
+    table = []
+    for ln in lines:
+        if ln.startswith("| workload"):
+            table = [ln]
+        elif table and ln.startswith("|"):
+            table.append(ln)
+        elif table:
+            break
+    targets = _section(md, "Targets")
+    parts = ["Measured with `make bench` (all systems in one run, medians of interleaved "
+             "repeats, one thread each; ratios are tapegrad time / peer time, < 1 means "
+             "tapegrad is faster). Full report: `benchmarks/results/latest.md`; where the "
+             "time goes: `benchmarks/results/profile.md`.", ""]
+    parts += [f.rstrip() + "  " for f in facts] + [""] + table + [""]
+    parts += ["![tapegrad / peer time ratios](benchmarks/results/latest.png)", ""]
+    parts += ["### Targets", "", targets]
+    return "\n".join(parts)
+
+
+def main():
+    md = LATEST.read_text()
+    readme = README.read_text()
+    start, end = "<!-- BENCH:START -->", "<!-- BENCH:END -->"
+    i, j = readme.index(start) + len(start), readme.index(end)
+    README.write_text(readme[:i] + "\n" + build(md) + "\n" + readme[j:])
+    print(f"updated {README}")
+
+
+if __name__ == "__main__":
+    main()
