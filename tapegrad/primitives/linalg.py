@@ -104,8 +104,17 @@ def _matmul_vjp_b(g, ans, a, b):
 # A vector operand stays a vector (no reshape to a row and back): one primitive instead of
 # three in the forward pass and in every derivative of it, the common case of an MLP on one
 # input.
+def _matmul(a, b):
+    # A few rows times a transposed matrix (the backward pass of a dense layer: g @ W.T) is
+    # about twice as fast in OpenBLAS computed as (W @ g.T).T: W is then read contiguously.
+    if a.ndim == 2 and b.ndim == 2 and a.shape[0] <= 64 and b.flags.f_contiguous \
+            and not b.flags.c_contiguous:
+        return (b.T @ a.T).T
+    return xp.matmul(a, b)
+
+
 matmul_p = Primitive(
-    "matmul", xp.matmul, nin=2, abstract=_matmul_abstract,
+    "matmul", _matmul, nin=2, abstract=_matmul_abstract,
     vjp=(lambda g, ans, a, b: T.matmul(g, _mT(b)), _matmul_vjp_b),
     jvp=(lambda a_dot, ans, a, b: T.matmul(a_dot, b),
          lambda b_dot, ans, a, b: T.matmul(a, b_dot)),
