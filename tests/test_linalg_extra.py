@@ -397,3 +397,13 @@ def test_gather_nd():
 ])
 def test_shape_ops(f, shapes):
     check_all(f, [rnd(*s, seed=i) for i, s in enumerate(shapes)])
+
+
+def test_matmul_with_a_transposed_matrix_matches_numpy():
+    # the impl computes few-row products with an F-ordered right operand as (b.T @ a.T).T
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((7, 5))
+    for rows in (1, 3, 64, 65):
+        g = rng.standard_normal((rows, 5))
+        out = tf.matmul(tf.constant(g), tf.transpose(tf.constant(w)))
+        np.testing.assert_allclose(out.numpy(), g @ w.T, rtol=1e-12)
