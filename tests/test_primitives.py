@@ -322,6 +322,10 @@ SPECS = {
     "diag_part": [Case(prim_fn("diag_part"), [R(*s)], label=str(s))
                   for s in [(3, 3), (2, 3, 4), (4, 2)]],
     # linear algebra
+    "random_normal": [Case(prim_fn("random_normal", shape=(2, 3), dtype="float64", mean=1.0,
+                                   stddev=2.0, seed=7), [], order=0, label="seeded")],
+    "random_uniform": [Case(prim_fn("random_uniform", shape=(4,), dtype="float32", minval=-1.0,
+                                    maxval=1.0, seed=7), [], order=0, label="seeded")],
     "integer_pow": [Case(prim_fn("integer_pow", y=n), [R(2, 3)], label=f"n={n}")
                     for n in (0, 1, 2, 3, -2)],
     "matmul": [Case(prim_fn("matmul"), [R(*a), R(*b)], label=f"{a}@{b}")

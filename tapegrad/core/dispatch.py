@@ -38,18 +38,21 @@ class Primitive:
       ``args[i]`` carries a leading batch axis; returns the batched output.
     - ``emit``: the code-generation form, a format string over argument names and params.
     - ``nondiff``: the output is never differentiable (comparisons, argmax, floor...).
+    - ``stateful``: each call gives a new value (random numbers): a trace records it even
+      without symbolic inputs, and no pass merges or folds it.
     """
 
     __slots__ = ("name", "impl", "abstract", "vjp", "jvp", "batch", "emit", "nondiff",
-                 "nin", "doc")
+                 "nin", "doc", "stateful")
 
     def __init__(self, name, impl, *, nin, abstract=None, vjp=None, jvp=None, batch=None,
-                 emit=None, nondiff=False, doc=""):
+                 emit=None, nondiff=False, doc="", stateful=False):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is already registered")
         self.name, self.impl, self.nin = name, impl, nin
         self.abstract, self.vjp, self.jvp = abstract, vjp, jvp
         self.batch, self.emit, self.nondiff, self.doc = batch, emit, nondiff, doc
+        self.stateful = stateful
         if abstract is None:
             self.abstract = self._abstract_by_evaluation
         PRIMITIVES[name] = self
@@ -126,7 +129,7 @@ def _bind_slow(prim, args, params):
         if level:
             out = _batching().apply_batch_rule(prim, args, params, level)
     if out is None:
-        if st.tracers and any(getattr(a, "_symbolic", False) for a in args):
+        if st.tracers and (prim.stateful or any(getattr(a, "_symbolic", False) for a in args)):
             out = st.tracers[-1].emit(prim, args, params)
         else:
             try:

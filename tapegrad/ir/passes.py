@@ -45,6 +45,9 @@ def cse(program):
     seen, eqs = {}, []
     for e in program.equations:
         e = substitute(e, sub)
+        if e.prim.stateful:  # two random draws are two values
+            eqs.append(e)
+            continue
         try:
             key = (e.prim.name, tuple(v.name for v in e.inputs),
                    tuple((k, type(v), v) for k, v in e.params))
@@ -71,7 +74,7 @@ def fold_constants(program):
     values = {c.var.name: c.value for c in program.constants}
     consts, eqs = list(program.constants), []
     for e in program.equations:
-        if len(e.outs) == 1 and all(v.name in values for v in e.inputs):
+        if len(e.outs) == 1 and not e.prim.stateful and all(v.name in values for v in e.inputs):
             val = _try_fold(e, values)
             if val is not None:
                 values[e.out.name] = val

@@ -2,6 +2,7 @@
 import numpy as np
 
 from tapegrad.core import dtypes as _dt
+from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.ops._convert import static_shape
 
@@ -25,22 +26,39 @@ def _gen(seed):
     return np.random.default_rng(int(seed)) if seed is not None else _rng
 
 
+def generator():
+    """The global generator (replaced by ``set_seed``)."""
+    return _rng
+
+
 def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None):
-    """Samples from a normal distribution."""
-    v = _gen(seed).normal(float(mean), float(stddev), static_shape(shape))
-    return Tensor._wrap(v.astype(_dt.as_dtype(dtype)))
+    """Samples from a normal distribution; inside ``tf.function``, fresh on every call.
+
+    >>> import tapegrad as tf
+    >>> tf.random.normal([2, 3]).shape
+    (2, 3)
+    """
+    from tapegrad.primitives.random import random_normal_p
+    return bind(random_normal_p, shape=static_shape(shape), dtype=_dt.as_dtype(dtype).name,
+                mean=float(mean), stddev=float(stddev),
+                seed=None if seed is None else int(seed))
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=None):
-    """Samples from a uniform distribution on [minval, maxval)."""
+    """Samples from a uniform distribution on [minval, maxval); fresh per call when traced.
+
+    >>> import tapegrad as tf
+    >>> float(tf.reduce_max(tf.random.uniform([100]))) < 1.0
+    True
+    """
+    from tapegrad.primitives.random import random_uniform_p
     dtype = _dt.as_dtype(dtype)
-    shape = static_shape(shape)
-    if dtype.kind in "iu":
-        if maxval is None:
-            raise ValueError("uniform: maxval must be given for integer dtypes.")
-        return Tensor._wrap(_gen(seed).integers(int(minval), int(maxval), shape).astype(dtype))
-    maxval = 1.0 if maxval is None else float(maxval)
-    return Tensor._wrap(_gen(seed).uniform(float(minval), maxval, shape).astype(dtype))
+    if dtype.kind in "iu" and maxval is None:
+        raise ValueError("uniform: maxval must be given for integer dtypes.")
+    maxval = 1.0 if maxval is None else maxval
+    return bind(random_uniform_p, shape=static_shape(shape), dtype=dtype.name,
+                minval=float(minval), maxval=float(maxval),
+                seed=None if seed is None else int(seed))
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None):

@@ -23,7 +23,7 @@ _FLOAT = re.compile(r"-?(inf|nan|\d+(\.\d*)?([eE][-+]?\d+)?)\Z")
 # arity (a crafted pad width must not allocate terabytes while shapes are checked). These
 # are values, not sizes.
 VALUE_PARAMS = {("pad", "constant_values"), ("while_loop", "maximum_iterations"),
-                ("integer_pow", "y")}
+                ("integer_pow", "y"), ("random_normal", "seed"), ("random_uniform", "seed")}
 
 
 def fail(where, msg):
