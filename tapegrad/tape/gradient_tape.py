@@ -87,6 +87,9 @@ class GradientTape:
     12.0
     """
 
+    __slots__ = ("_persistent", "_watch_accessed_variables", "_entered", "_paused", "_used",
+                 "_lazy", "_entries", "_watched", "_keep", "_variables", "__weakref__")
+
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
         self._watch_accessed_variables = bool(watch_accessed_variables)
