@@ -25,6 +25,7 @@ from tapegrad.ops.array_ops import range  # noqa: F401
 from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, tensordot  # noqa: F401
 from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # noqa: F401
+from tapegrad.module import Module  # noqa: F401
 from tapegrad.tape.custom_gradient import custom_gradient, recompute_grad  # noqa: F401
 from tapegrad.transforms.functional import (  # noqa: F401
     grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp)

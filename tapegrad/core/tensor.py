@@ -239,7 +239,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     dtype = _dt.as_dtype(dtype)
     if isinstance(value, Tensor):
         if type(value) is Variable:
-            value = value.read_value() if not STATE.plain else value
+            # a snapshot, never the variable itself: a later assign must not change it
+            value = value.read_value() if not STATE.plain else Tensor._wrap(value._value)
         if dtype is not None and value.dtype != dtype:
             raise ValueError(
                 f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype "

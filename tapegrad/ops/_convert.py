@@ -71,7 +71,17 @@ def binary(x, y):
     elif isinstance(y, Tensor):
         x = like(x, y)
     else:
-        x, y = convert_to_tensor(x), convert_to_tensor(y)
+        # TensorFlow converts the first operand and gives the second its dtype:
+        # tf.maximum(0., [1, -1]) is float32, not a promotion of float32 and int32.
+        # An integer first operand keeps the promotion rule below.
+        x = convert_to_tensor(x)
+        if x.dtype.kind in "fc":
+            try:
+                y = like(y, x)
+            except (TypeError, ValueError):
+                y = convert_to_tensor(y)
+        else:
+            y = convert_to_tensor(y)
     if x.dtype != y.dtype:
         dt = np.result_type(x.dtype, y.dtype)
         if x.dtype != dt:

@@ -189,6 +189,8 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     x = tensor(input_tensor)
     ax = axes(axis, x.ndim)
     s = bind(R.reduce_sum_p, x, axis=ax, keepdims=bool(keepdims))
+    if x.dtype.kind in "iu":  # TensorFlow's integer mean: truncated, in the input's dtype
+        return multiply(floordiv(abs(s), _count(x, ax)), sign(s))
     return s / _count(x, ax)
 
 
@@ -275,3 +277,56 @@ def count_nonzero(input, axis=None, keepdims=False, dtype=np.int64, name=None):
     """
     x = tensor(input)
     return cast(reduce_sum(cast(not_equal(x, 0), np.int64), axis, keepdims), dtype)
+
+
+def add_n(inputs, name=None):
+    """Elementwise sum of a list of tensors of one shape.
+
+    >>> import tapegrad as tf
+    >>> tf.add_n([[1.0, 2.0], [3.0, 4.0]]).numpy().tolist()
+    [4.0, 6.0]
+    """
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise ValueError("inputs must be a non-empty list of tensors of one shape.")
+    xs = [tensor(x) for x in inputs]
+    shape = tuple(xs[0].shape)
+    if any(tuple(x.shape) != shape for x in xs):
+        raise ValueError(f"add_n: all inputs must have the same shape, got "
+                         f"{[tuple(x.shape) for x in xs]}.")
+    out = xs[0]
+    for x in xs[1:]:
+        out = add(out, x)
+    return out
+
+
+def divide_no_nan(x, y, name=None):
+    """x / y, and 0 where y is 0 (with a zero gradient there, not NaN)."""
+    x, y = binary(x, y)
+    zero = equal(y, 0)
+    safe_y = where(zero, 1, y)
+    return where(zero, 0, divide(x, safe_y))
+
+
+def log_sigmoid(x, name=None):
+    """log(sigmoid(x)) = -softplus(-x), computed stably."""
+    return negative(softplus(negative(tensor(x))))
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """sqrt(sum(x ** 2)) over ``axis``."""
+    x = tensor(input_tensor)
+    return sqrt(reduce_sum(square(x), axis=axis, keepdims=keepdims))
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """x / sqrt(max(sum(x ** 2, axis), epsilon)), as tf.math.l2_normalize."""
+    x = tensor(x)
+    axis = dim if axis is None else axis
+    ss = reduce_sum(square(x), axis=axis, keepdims=True)
+    return x * rsqrt(maximum(ss, epsilon))
+
+
+# The public ops are the functions defined here: `from ... import *` must not re-export helpers
+# (NumPy, primitive modules, conversion functions) into tapegrad's namespaces.
+__all__ = [_n for _n, _v in list(globals().items())
+           if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", "") == __name__]

@@ -3,7 +3,11 @@ import math
 
 from tapegrad.core.dispatch import bind
 from tapegrad.ops import math_ops as M
+from tapegrad.errors import InvalidArgumentError as _InvalidArgumentError
 from tapegrad.ops._convert import axis1, tensor
+from tapegrad.ops._convert import cast as _cast
+from tapegrad.ops.array_ops import expand_dims as _expand_dims
+from tapegrad.ops.array_ops import range as _range
 from tapegrad.ops.array_ops import stop_gradient
 from tapegrad.primitives import elementwise as E
 
@@ -51,6 +55,14 @@ def softplus(features, name=None):
 def sigmoid(x, name=None):
     """1 / (1 + exp(-x))."""
     return M.sigmoid(x)
+
+
+def tanh(x, name=None):
+    """Hyperbolic tangent (``tf.nn.tanh`` is ``tf.math.tanh``)."""
+    return M.tanh(x)
+
+
+l2_normalize = M.l2_normalize
 
 
 def swish(features, beta=1.0):
@@ -113,6 +125,32 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     return -M.reduce_sum(z * log_softmax(x, axis=axis), axis=axis)
 
 
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """-log_softmax(logits)[..., label] for integer class ``labels`` of shape logits[:-1].
+
+    >>> import tapegrad as tf
+    >>> round(float(tf.nn.sparse_softmax_cross_entropy_with_logits(0, [0.0, 0.0])), 6)
+    0.693147
+    """
+    if labels is None or logits is None:
+        raise ValueError("sparse_softmax_cross_entropy_with_logits needs labels and logits.")
+    x = tensor(logits)
+    z = tensor(labels)
+    if z.dtype.kind not in "iu":
+        raise TypeError(f"labels must be integer class indices, got {z.dtype.name}.")
+    if x.ndim == 0 or tuple(z.shape) != tuple(x.shape[:-1]):
+        raise ValueError(f"labels shape {tuple(z.shape)} must equal logits shape without its "
+                         f"last dimension ({tuple(x.shape)}).")
+    depth = x.shape[-1]
+    if not z._symbolic:
+        zv = z.numpy()
+        if zv.size and (zv.min() < 0 or zv.max() >= depth):
+            raise _InvalidArgumentError(
+                f"Received a label value outside the valid range of [0, {depth}).")
+    one_hot = _cast(M.equal(_expand_dims(z, -1), _range(depth, dtype=z.dtype)), x.dtype)
+    return -M.reduce_sum(one_hot * log_softmax(x), axis=-1)
+
+
 def l2_loss(t, name=None):
     """sum(t ** 2) / 2."""
     x = tensor(t)
@@ -126,3 +164,10 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
     if not keepdims:
         m = M.reduce_mean(x, axis=axes, keepdims=False)
     return m, v
+
+
+# The public ops are the functions defined here: `from ... import *` must not re-export helpers
+# (NumPy, primitive modules, conversion functions) into tapegrad's namespaces.
+__all__ = [_n for _n, _v in list(globals().items())
+           if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", "") == __name__]
+__all__ += ["l2_normalize"]  # an alias of tf.math.l2_normalize, as in TensorFlow
