@@ -92,7 +92,10 @@ def bind(prim, *args, **params):
             if type(a) is Variable:
                 return _bind_slow(prim, args, params)
         try:
-            out = _wrap(prim.impl(*[a._value for a in args], **params))
+            if len(args) == 1:
+                out = _wrap(prim.impl(args[0]._value, **params))
+            else:
+                out = _wrap(prim.impl(*[a._value for a in args], **params))
         except (ValueError, IndexError, np.linalg.LinAlgError) as e:
             raise _op_error(prim, args, params, e) from None
         if not prim.nondiff:

@@ -171,7 +171,7 @@ class GradientTape:
                 break
         else:
             return
-        if out.dtype.kind not in "fc":
+        if (out._value.dtype if type(out) is Tensor else out.dtype).kind not in "fc":
             return
         self._entries.append((prim, args, params, out))
         w.add(id(out))
