@@ -27,6 +27,7 @@ $(BENCH_VENV)/.stamp: pyproject.toml
 
 bench: $(BENCH_VENV)/.stamp
 	$(BENCH_VENV)/bin/python -m benchmarks.run
+	$(BENCH_VENV)/bin/python -m benchmarks.overhead
 	$(BENCH_VENV)/bin/python -m benchmarks.readme
 
 clean:

@@ -36,6 +36,11 @@ def build(md):
     parts += [f.rstrip() + "  " for f in facts] + [""] + table + [""]
     parts += ["![tapegrad / peer time ratios](benchmarks/results/latest.png)", ""]
     parts += ["### Targets", "", targets]
+    overhead = LATEST.parent / "overhead.md"
+    if overhead.exists():  # compiled-call overhead against hand-written NumPy
+        lines = overhead.read_text().splitlines()
+        parts += ["", "### Compiled-call overhead (`python -m benchmarks.overhead`)", ""]
+        parts += [ln for ln in lines if ln.startswith("|")]
     return "\n".join(parts)
 
 
