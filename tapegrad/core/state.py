@@ -4,7 +4,12 @@ Everything the dispatcher needs to decide what to do with an operation lives her
 ``plain`` is a single flag that is True when no tape, accumulator, tracer or batcher is
 active: then ``bind`` takes its fast path, little more than the NumPy call.
 """
+import itertools
 import threading
+
+# Epochs are unique across threads: a variable's cached snapshot, stamped with the epoch of
+# the thread that read it, is never mistaken for a current one by another thread.
+_EPOCHS = itertools.count()
 
 
 class _State(threading.local):
@@ -14,7 +19,7 @@ class _State(threading.local):
         self.batch_level = 0     # depth of nested vmap transforms
         self.plain = True
         self.recording_only = False
-        self.epoch = 0           # bumped whenever what records changes (see Variable reads)
+        self.epoch = next(_EPOCHS)  # renewed whenever what records changes (Variable reads)
 
     def refresh(self):
         other = self.tracers or self.batch_level
@@ -22,7 +27,11 @@ class _State(threading.local):
         self.plain = not (recs or other)
         # the common non-plain case: tapes or accumulators only, on concrete values
         self.recording_only = recs and not other
-        self.epoch += 1
+        self.epoch = next(_EPOCHS)
+
+    def bump(self):
+        """A new epoch: variable snapshots cached before now are read afresh."""
+        self.epoch = next(_EPOCHS)
 
 
 STATE = _State()

@@ -127,7 +127,7 @@ class Variable(Tensor):
     3.0
     """
 
-    __slots__ = ("trainable", "name", "_uid", "_snap", "_snap_epoch")
+    __slots__ = ("trainable", "name", "_uid", "_snap")
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None):
         if initial_value is None:
@@ -141,8 +141,7 @@ class Variable(Tensor):
         self.trainable = bool(trainable)
         self._uid = next(_var_ids)
         self.name = (name or "Variable") + ":0"
-        self._snap = None
-        self._snap_epoch = -1
+        self._snap = None  # (epoch, value array, snapshot tensor) of the last recorded read
 
     def read_value(self):
         """A snapshot tensor of the current value; active tapes record the read."""
@@ -153,11 +152,11 @@ class Variable(Tensor):
             # Reading an unchanged variable again, with the same recorders active, gives
             # the same snapshot: the tapes already link it to the variable, and the
             # gradient (a sum over reads) is the same. It saves work in hot loops.
-            snap = self._snap
-            if snap is not None and self._snap_epoch == st.epoch and snap._value is self._value:
-                return snap
+            snap = self._snap  # one tuple, stored in one step: safe between threads
+            if snap is not None and snap[0] == st.epoch and snap[1] is self._value:
+                return snap[2]
             val = Tensor._wrap(self._value)
-            self._snap, self._snap_epoch = val, st.epoch
+            self._snap = (st.epoch, val._value, val)
         for r in st.recorders:
             r.record_read(self, val)
         return val

@@ -155,7 +155,7 @@ class GradientTape:
             self._watch(t)
 
     def _watch(self, t):
-        STATE.epoch += 1  # cached variable snapshots predate this watch: read afresh
+        STATE.bump()  # cached variable snapshots predate this watch: read afresh
         if id(t) not in self._watched:
             self._watched.add(id(t))
             self._keep.append(t)
