@@ -326,6 +326,16 @@ SPECS = {
                                    stddev=2.0, seed=7), [], order=0, label="seeded")],
     "random_uniform": [Case(prim_fn("random_uniform", shape=(4,), dtype="float32", minval=-1.0,
                                     maxval=1.0, seed=7), [], order=0, label="seeded")],
+    "argsort": [Case(prim_fn("argsort", axis=ax, descending=d, stable=True), [R(3, 4)],
+                     order=0, label=f"axis={ax} descending={d}")
+                for ax in (0, 1) for d in (False, True)],
+    "take_along_axis": [Case(prim_fn("take_along_axis", axis=ax),
+                             [R(3, 4), Const(np.argsort(np.arange(12).reshape(3, 4) % 5,
+                                                        axis=ax))], label=f"axis={ax}")
+                        for ax in (0, 1)],
+    "put_along_axis_add": [Case(prim_fn("put_along_axis_add", axis=1, shape=(3, 4)),
+                                [R(3, 2), Const(np.array([[0, 3], [1, 1], [2, 0]]))],
+                                label="repeats")],
     "integer_pow": [Case(prim_fn("integer_pow", y=n), [R(2, 3)], label=f"n={n}")
                     for n in (0, 1, 2, 3, -2)],
     "matmul": [Case(prim_fn("matmul"), [R(*a), R(*b)], label=f"{a}@{b}")

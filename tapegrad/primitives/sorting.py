@@ -1,0 +1,79 @@
+"""Sorting: ``argsort`` (no gradient) and ``take_along_axis`` with its transpose.
+
+``sort`` and ``top_k`` are composed: the values are ``take_along_axis(x, argsort(x))``, so
+their gradient flows to the elements that were picked, to any order.
+"""
+import numpy as np
+
+import tapegrad.ops as T
+from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.registry import xp
+
+
+def _argsort(x, axis, descending, stable):
+    kind = "stable" if stable else None
+    if descending:  # a stable descending order: sort the negated keys
+        return xp.argsort(-x if x.dtype.kind != "b" else ~x, axis=axis, kind=kind).astype(
+            np.int32)
+    return xp.argsort(x, axis=axis, kind=kind).astype(np.int32)
+
+
+argsort_p = Primitive(
+    "argsort", _argsort, nin=1, nondiff=True,
+    abstract=lambda x, *, axis, descending, stable: (tuple(x.shape), np.dtype(np.int32)),
+    emit="_argsort({0}, {axis}, {descending}, {stable})")
+argsort_p.batch = lambda args, batched, *, axis, **p: argsort_p.bind_raw(
+    args[0], axis=axis + 1, **p)
+
+
+def _full_index(idx, axis):
+    """An advanced index that places ``idx`` along ``axis`` and ranges elsewhere."""
+    key = []
+    for a, n in enumerate(idx.shape):
+        if a == axis:
+            key.append(idx)
+        else:
+            shape = [1] * idx.ndim
+            shape[a] = n
+            key.append(np.arange(n).reshape(shape))
+    return tuple(key)
+
+
+def _put_along_axis_add(g, idx, axis, shape):
+    out = xp.zeros(shape, dtype=g.dtype)
+    xp.add.at(out, _full_index(idx, axis), g)  # indices may repeat: accumulate
+    return out
+
+
+take_along_axis_p = Primitive(
+    "take_along_axis", lambda x, idx, axis: xp.take_along_axis(x, idx, axis=axis), nin=2,
+    abstract=lambda x, idx, *, axis: (tuple(idx.shape), x.dtype),
+    vjp=(lambda g, ans, x, idx, *, axis:
+         put_along_axis_add_p.bind_raw(g, idx, axis=axis, shape=tuple(x.shape)), None),
+    jvp=(lambda t, ans, x, idx, *, axis: take_along_axis_p.bind_raw(t, idx, axis=axis), None),
+    emit="np.take_along_axis({0}, {1}, axis={axis})")
+
+put_along_axis_add_p = Primitive(
+    "put_along_axis_add", _put_along_axis_add, nin=2,
+    abstract=lambda g, idx, *, axis, shape: (tuple(shape), g.dtype),
+    vjp=(lambda g, ans, x, idx, *, axis, shape:
+         take_along_axis_p.bind_raw(g, idx, axis=axis), None),
+    jvp=(lambda t, ans, x, idx, *, axis, shape:
+         put_along_axis_add_p.bind_raw(t, idx, axis=axis, shape=shape), None),
+    emit="_put_along_axis_add({0}, {1}, {axis}, {shape})")
+
+
+def _both_batched(args, batched):
+    """Give every operand the leading batch axis (the two share their rank per example)."""
+    b = next(a.shape[0] for a, f in zip(args, batched) if f)
+    return [a if f else T.broadcast_to(T.expand_dims(a, 0), (b,) + tuple(a.shape))
+            for a, f in zip(args, batched)]
+
+
+take_along_axis_p.batch = lambda args, batched, *, axis: take_along_axis_p.bind_raw(
+    *_both_batched(args, batched), axis=axis + 1)
+put_along_axis_add_p.batch = lambda args, batched, *, axis, shape: put_along_axis_add_p.bind_raw(
+    *_both_batched(args, batched), axis=axis + 1,
+    shape=(next(a.shape[0] for a, f in zip(args, batched) if f),) + tuple(shape))
+
+EMIT_HELPERS = {"_argsort": _argsort, "_put_along_axis_add": _put_along_axis_add}
