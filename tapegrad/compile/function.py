@@ -7,9 +7,11 @@ arguments) in a cache; on a miss it traces the Python function into a ``Program`
 program through ``bind``, so an outer tape differentiates it and vmap batches it. Inside
 another trace, a call simply inlines the Python function.
 
-Programs have static shapes, like ``jax.jit``: a ``None`` dimension in an ``input_signature``
-(or one found by ``reduce_retracing``) says which shapes are accepted, and each new concrete
-shape is traced once and cached.
+Programs have static shapes, like ``jax.jit``. With a ``None`` dimension in an
+``input_signature``, or with ``reduce_retracing``, a function traced at two sizes of one
+dimension gets a template (``compile/template.py``): later sizes reuse the program without
+running the Python function, as TensorFlow's generalised traces do. Programs that depend on
+the size in other ways (a mean over that axis bakes in ``1 / n``) are traced per size.
 """
 import functools
 import inspect
@@ -20,7 +22,7 @@ import weakref
 import numpy as np
 
 from tapegrad.compile.concrete import ConcreteFunction
-from tapegrad.compile import signature
+from tapegrad.compile import signature, template
 from tapegrad.compile.signature import (STATIC, TENSOR, VARIABLE, TensorSpec, conform,
                                         leaf_names, placeholder, rebuild, walk)
 from tapegrad.compile.tracer import GraphBuilder, tracing
@@ -45,6 +47,13 @@ class Function:
         self._relaxed = {}     # structure key -> relaxed TensorSpecs (reduce_retracing)
         self._bound = weakref.WeakKeyDictionary()
         self._sig = _signature(fn)  # None for builtins: no introspection, no kwargs binding
+        # With reduce_retracing or None dimensions, a program traced at two sizes of one
+        # dimension becomes a template for other sizes (compile/template.py).
+        self._generalizes = self.reduce_retracing or any(
+            isinstance(s, TensorSpec) and not s.is_fully_defined()
+            for s in (self.input_signature or ()))
+        self._seen = {}        # skeleton -> (ConcreteFunction, input shapes) of a first trace
+        self._templates = {}   # skeleton -> (Template, ConcreteFunction it came from)
         self._nfast = _fast_arity(self._sig)
 
     def __get__(self, obj, objtype=None):
@@ -83,8 +92,12 @@ class Function:
         leaves = []
         key = walk((args, kwargs), leaves)
         cf = self._cache.get(key)
+        if cf is None and self._generalizes:
+            cf = self._from_template(leaves, key)
         if cf is None:
             cf = self._trace(args, kwargs, leaves, key)
+            if self._generalizes:
+                self._learn(cf, leaves, key)
         if not kwargs and len(args) == self._nfast and cf._runner is not None and all(
                 type(a) is Tensor or type(a) is np.ndarray for a in args):
             fk = []
@@ -156,6 +169,52 @@ class Function:
         specs = self._specs(leaves, key)
         cf = ConcreteFunction(program, slots, out, kinds, key, specs,
                               keep=[v for k, v in leaves if k == STATIC])
+        self._cache[key] = cf
+        return cf
+
+    def _learn(self, cf, leaves, key):
+        """After a trace: with an earlier one at another size, try to make a template."""
+        skel = signature.skeleton(key)
+        shapes = [tuple(v.shape) for k, v in leaves if k == TENSOR]
+        first = self._seen.get(skel)
+        if first is None:
+            self._seen[skel] = (cf, shapes)
+            return
+        if skel in self._templates:
+            return
+        sizes = template.varying_size(first[1], shapes)
+        if sizes is None:
+            return
+        try:
+            tpl = template.learn(first[0].raw_program, sizes[0], cf.raw_program, sizes[1])
+        except Exception:  # any surprise: no template, tracing stays correct
+            tpl = None
+        if tpl is not None:
+            self._templates[skel] = (tpl, first[0], first[1])
+
+    def _from_template(self, leaves, key):
+        """A ConcreteFunction for a new size from a template, without running Python."""
+        entry = self._templates.get(signature.skeleton(key))
+        if entry is None:
+            return None
+        tpl, base, base_shapes = entry
+        shapes = [tuple(v.shape) for k, v in leaves if k == TENSOR]
+        sizes = template.varying_size(base_shapes, shapes)
+        if sizes is None or sizes[0] != tpl.d1:
+            return None
+        if any(s != t and i not in axes for a, b, axes in zip(base_shapes, shapes,
+                                                              tpl.input_axes)
+               for i, (s, t) in enumerate(zip(a, b))):
+            return None
+        try:
+            program = tpl.instantiate(sizes[1])
+            cf = ConcreteFunction(program, base._slots, base._out_struct, base._kinds, key,
+                                  self._specs(leaves, key),
+                                  keep=[v for k, v in leaves if k == STATIC])
+            # one run on zeros: a fitted size that does not hold fails here, not later
+            cf._fn(*[np.zeros(v.shape, v.dtype) for v in cf.program.inputs + cf.program.captures])
+        except Exception:  # the fitted params do not hold at this size: trace instead
+            return None
         self._cache[key] = cf
         return cf
 

@@ -24,7 +24,14 @@ reshape_p = Primitive("reshape", lambda x, shape: xp.reshape(x, shape), nin=1,
                       vjp=(lambda g, ans, x, *, shape: T.reshape(g, x.shape),),
                       emit="np.reshape({0}, {shape})")
 reshape_p.jvp = _linear_jvp(reshape_p)
-reshape_p.abstract = _shape_abstract(lambda s, shape: shape)
+def _reshape_abstract(x, *, shape):
+    if int(np.prod(x.shape)) != int(np.prod(shape)):
+        raise ValueError(f"reshape: {tuple(x.shape)} has {int(np.prod(x.shape))} elements, "
+                         f"shape {tuple(shape)} needs {int(np.prod(shape))}")
+    return tuple(shape), x.dtype
+
+
+reshape_p.abstract = _reshape_abstract
 reshape_p.batch = lambda args, batched, *, shape: reshape_p.bind_raw(
     args[0], shape=(args[0].shape[0],) + tuple(shape))
 
