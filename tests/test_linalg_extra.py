@@ -407,3 +407,12 @@ def test_matmul_with_a_transposed_matrix_matches_numpy():
         g = rng.standard_normal((rows, 5))
         out = tf.matmul(tf.constant(g), tf.transpose(tf.constant(w)))
         np.testing.assert_allclose(out.numpy(), g @ w.T, rtol=1e-12)
+
+
+def test_matmul_with_inner_size_one_is_the_outer_product():
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((5, 1)), rng.standard_normal((1, 4))
+    np.testing.assert_allclose(tf.matmul(a, b).numpy(), a @ b, rtol=1e-15)
+    a32 = a.astype(np.float32)
+    out = tf.matmul(tf.constant(a32), tf.constant(b))   # mixed dtypes promote as NumPy does
+    assert out.dtype == np.float64

@@ -105,11 +105,15 @@ def _matmul_vjp_b(g, ans, a, b):
 # three in the forward pass and in every derivative of it, the common case of an MLP on one
 # input.
 def _matmul(a, b):
-    # A few rows times a transposed matrix (the backward pass of a dense layer: g @ W.T) is
-    # about twice as fast in OpenBLAS computed as (W @ g.T).T: W is then read contiguously.
-    if a.ndim == 2 and b.ndim == 2 and a.shape[0] <= 64 and b.flags.f_contiguous \
-            and not b.flags.c_contiguous:
-        return (b.T @ a.T).T
+    if a.ndim == 2 and b.ndim == 2:
+        # A few rows times a transposed matrix (the backward pass of a dense layer: g @ W.T)
+        # is about twice as fast in OpenBLAS computed as (W @ g.T).T: W is read contiguously.
+        if 1 < a.shape[0] <= 64 and b.flags.f_contiguous and not b.flags.c_contiguous:
+            return (b.T @ a.T).T
+        # an outer product (inner size 1, e.g. the backward pass of a layer with one output)
+        # is a broadcast multiply: one product per element, no sum, five times faster
+        if a.shape[1] == 1 and a.dtype == b.dtype:
+            return a * b
     return xp.matmul(a, b)
 
 
