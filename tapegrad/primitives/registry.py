@@ -85,6 +85,13 @@ def nondiff(name, impl, nin, *, emit=None, abstract=None, batch=None):
     return p
 
 
+def summed_axes(cshape, shape):
+    """The axes of a cotangent of shape ``cshape`` that broadcasting to it added to ``shape``."""
+    lead = len(cshape) - len(shape)
+    return tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and cshape[lead + i] != 1)
+
+
 def unbroadcast(ct, shape):
     """Sum a cotangent down to ``shape``: the one place where broadcasting is undone."""
     if ct is None:
@@ -93,9 +100,7 @@ def unbroadcast(ct, shape):
     shape = tuple(shape)
     if cshape == shape:
         return ct
-    lead = len(cshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and cshape[lead + i] != 1)
+    axes = summed_axes(cshape, shape)
     if axes:
         ct = T.reduce_sum(ct, axis=axes, keepdims=False)
     if tuple(ct.shape) != shape:

@@ -20,7 +20,7 @@ import tapegrad.ops as T
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
-from tapegrad.primitives.registry import unbroadcast
+from tapegrad.primitives.registry import summed_axes, unbroadcast
 from tapegrad.tape.rules import jvp_of, vjp_of
 from tapegrad.util import nest
 
@@ -478,14 +478,22 @@ def reachable_from(entries, ids):
     return live
 
 
-def backward(entries, seeds, source_ids):
-    """Reverse pass: cotangents of ``source_ids`` given cotangent ``seeds`` (id -> tensor)."""
+def backward(entries, seeds, source_ids, live=None):
+    """Reverse pass: cotangents of ``source_ids`` given cotangent ``seeds`` (id -> tensor).
+
+    ``live``: the ids that depend on a source (computed from ``entries`` if not given).
+    When nothing records the pass (first order, no outer tape, no tracing), the rules get
+    NumPy arrays instead of tensors: the operators in them are then plain NumPy calls, and
+    named ops (``T.cos``) accept arrays too. That halves the cost of a first-order gradient;
+    the result is identical.
+    """
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
-    live = reachable_from(entries if STATE.plain else entries[:n], source_ids)
-    if STATE.plain and _all_concrete(entries, n, seeds):
-        return _backward_arrays(entries, n, live, seeds, source_ids)
-    cts = dict(seeds)
+    if live is None:
+        live = reachable_from(entries if STATE.plain else entries[:n], source_ids)
+    raw = STATE.plain and _all_concrete(entries, n, seeds)
+    cts = {k: g._value for k, g in seeds.items()} if raw else dict(seeds)
     get = cts.get
+    debroadcast = _unbroadcast_array if raw else unbroadcast
     for k in range(n - 1, -1, -1):
         prim, args, params, out = entries[k]
         key = id(out)
@@ -497,26 +505,38 @@ def backward(entries, seeds, source_ids):
         rules = prim.vjp
         if type(rules) is tuple:
             # the common case, inlined: one rule per input, only for inputs that need it
-            for a, r in zip(args, rules):
-                ia = id(a)
+            xs = None
+            for i, r in enumerate(rules):
+                ia = id(args[i])
                 if r is None or ia not in live:
                     continue
-                c = r(g, out, *args, **params)
+                if xs is None:
+                    xs, ans = ([x._value for x in args], out._value) if raw else (args, out)
+                c = r(g, ans, *xs, **params)
                 if c is None:
                     continue
-                if c.shape != a.shape:
-                    c = unbroadcast(c, a.shape)
+                if raw and isinstance(c, Tensor):
+                    c = c._value
+                shape = xs[i].shape
+                if c.shape != shape:
+                    c = debroadcast(c, shape)
                 prev = get(ia)
                 cts[ia] = c if prev is None else prev + c
             continue
         wanted = [id(a) in live for a in args]
         if not any(wanted):
             continue
-        for a, c in zip(args, vjp_of(prim, args, params, out, g, wanted)):
+        for a, c in zip(args, vjp_of(prim, args, params, out,
+                                     Tensor._wrap(g) if raw else g, wanted)):
             if c is not None:
+                if raw:
+                    c = c._value
                 prev = get(id(a))
                 cts[id(a)] = c if prev is None else prev + c
-    return {k: v for k, v in cts.items() if k in source_ids}
+    if raw:
+        wrap = Tensor._wrap
+        return {k: wrap(cts[k]) for k in source_ids if k in cts}
+    return {k: cts[k] for k in source_ids if k in cts}
 
 
 def _all_concrete(entries, n, seeds):
@@ -534,63 +554,10 @@ def _all_concrete(entries, n, seeds):
 
 
 def _unbroadcast_array(c, shape):
-    cshape = np.shape(c)
-    lead = len(cshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and cshape[lead + i] != 1)
+    axes = summed_axes(np.shape(c), shape)
     if axes:
         c = np.sum(c, axis=axes)
     return np.reshape(c, shape)
-
-
-def _backward_arrays(entries, n, live, seeds, source_ids):
-    """The reverse pass when nothing records it (first order, no outer tape, no tracing).
-
-    The rules are the same, but they get NumPy arrays instead of tensors: the operators in
-    them are then plain NumPy calls, and named ops (``T.cos``) accept arrays too. This halves
-    the cost of a first-order gradient; the result is identical.
-    """
-    cts = {k: g._value for k, g in seeds.items()}
-    get = cts.get
-    for k in range(n - 1, -1, -1):
-        prim, args, params, out = entries[k]
-        key = id(out)
-        g = get(key)
-        if g is None:
-            continue
-        if key not in source_ids:
-            del cts[key]
-        rules = prim.vjp
-        if type(rules) is tuple:
-            vals = None
-            for i, r in enumerate(rules):
-                a = args[i]
-                ia = id(a)
-                if r is None or ia not in live:
-                    continue
-                if vals is None:
-                    vals = [x._value for x in args]
-                c = r(g, out._value, *vals, **params)
-                if c is None:
-                    continue
-                if isinstance(c, Tensor):
-                    c = c._value
-                shape = vals[i].shape
-                if c.shape != shape:
-                    c = _unbroadcast_array(c, shape)
-                prev = get(ia)
-                cts[ia] = c if prev is None else prev + c
-            continue
-        wanted = [id(a) in live for a in args]
-        if not any(wanted):
-            continue
-        for a, c in zip(args, vjp_of(prim, args, params, out, Tensor._wrap(g), wanted)):
-            if c is not None:
-                c = c._value
-                prev = get(id(a))
-                cts[id(a)] = c if prev is None else prev + c
-    wrap = Tensor._wrap
-    return {k: wrap(cts[k]) for k in source_ids if k in cts}
 
 
 def forward(entries, tangents, want_id):

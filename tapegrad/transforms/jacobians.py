@@ -21,7 +21,7 @@ import tapegrad.ops as T
 from tapegrad import config
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
-from tapegrad.tape.rules import jvp_of, vjp_of
+from tapegrad.tape.rules import jvp_of
 from tapegrad.transforms.batching import BatchedTensor, _batched, batch_level
 
 MODES = ("auto", "forward", "reverse")
@@ -98,21 +98,8 @@ class _Path:
 
     def backward(self, seeds, source_ids):
         """Cotangents of ``source_ids`` (id -> tensor) given seeds (id -> cotangent)."""
-        live = self.live
-        cts = dict(seeds)
-        for prim, args, params, out in reversed(self.entries):
-            key = id(out)
-            g = cts.get(key)
-            if g is None:
-                continue
-            if key not in source_ids:
-                del cts[key]
-            wanted = [id(a) in live for a in args]
-            for a, c in zip(args, vjp_of(prim, args, params, out, g, wanted)):
-                if c is not None:
-                    prev = cts.get(id(a))
-                    cts[id(a)] = c if prev is None else prev + c
-        return cts
+        from tapegrad.tape.gradient_tape import backward
+        return backward(self.entries, seeds, source_ids, live=self.live)
 
     def forward(self, tangents, want_ids):
         """Tangents of ``want_ids`` given tangents (id -> tensor); dead tangents are freed."""
