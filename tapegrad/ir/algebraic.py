@@ -285,28 +285,23 @@ def _transpose(e, ctx, out, x):
     return [t], t.out
 
 
-def _reshape(e, ctx, out, x):
-    inner = ctx.prod(x, "reshape")
-    if inner is not None:
-        x = inner.inputs[0]
-    if x.shape == out.shape:
-        return [], x
-    if inner is None:
-        return None
-    r = ctx.eqn("reshape", [x], out.shape, out.dtype, shape=out.shape)
-    return [r], r.out
+def _chain(name):
+    """A rule for a shape primitive (reshape, broadcast_to): two in a row become one, and
+    one that keeps the shape vanishes."""
+    def rule(e, ctx, out, x):
+        inner = ctx.prod(x, name)
+        if inner is not None:
+            x = inner.inputs[0]
+        if x.shape == out.shape:
+            return [], x
+        if inner is None:
+            return None
+        r = ctx.eqn(name, [x], out.shape, out.dtype, shape=out.shape)
+        return [r], r.out
+    return rule
 
 
-def _broadcast_to(e, ctx, out, x):
-    inner = ctx.prod(x, "broadcast_to")
-    if inner is not None:
-        x = inner.inputs[0]
-    if x.shape == out.shape:
-        return [], x
-    if inner is None:
-        return None
-    b = ctx.eqn("broadcast_to", [x], out.shape, out.dtype, shape=out.shape)
-    return [b], b.out
+_reshape, _broadcast_to = _chain("reshape"), _chain("broadcast_to")
 
 
 def _cast(e, ctx, out, x):

@@ -286,7 +286,7 @@ def tape_jacobians(entries, targets, sources, *, mode="auto", chunk_size=None, l
     if mode == "reverse":
         for t in ftargets:
             if id(t) in path.connected and (id(t), None) not in blocks:
-                res = _reverse_blocks(path, t, conn, chunk_size, loop)
+                res = _blocks(path, t, conn, chunk_size, loop, forward=False)
                 for s, r in zip(conn, res):
                     blocks[(id(t), id(s))] = r
                 blocks[(id(t), None)] = True
@@ -294,7 +294,7 @@ def tape_jacobians(entries, targets, sources, *, mode="auto", chunk_size=None, l
         tids = {id(t) for t in ftargets if id(t) in path.connected}
         tlist = [t for t in ftargets if id(t) in tids]
         for s in conn:
-            res = _forward_blocks(path, s, tlist, chunk_size, loop)
+            res = _blocks(path, s, tlist, chunk_size, loop, forward=True)
             for t, r in zip(tlist, res):
                 blocks[(id(t), id(s))] = r
     return [[blocks.get((id(t), id(s))) for s in sources] for t in targets]
@@ -307,56 +307,34 @@ def _rows_per_chunk(path, n_rows, dtype, chunk_size, loop, extra, result_size):
                                     result_size)
 
 
-def _reverse_blocks(path, target, sources, chunk_size, loop):
-    tshape = tuple(target.shape)
-    n_out = _size(tshape)
-    sids = {id(s) for s in sources}
-    results = [_Result(n_out, _size(s.shape), tshape + tuple(s.shape), False) for s in sources]
-    if n_out == 0 or not sources:
-        return [T.zeros(r.out_shape, dtype=s.dtype) for r, s in zip(results, sources)]
-    widest = max([n_out] + [_size(s.shape) for s in sources])
-    size = _rows_per_chunk(path, n_out, target.dtype, chunk_size, loop, widest,
-                           n_out * sum(_size(s.shape) for s in sources))
-    tid = id(target)
-    if n_out == 1:  # a gradient: no row axis to add and take away again
-        cts = path.backward({tid: _wrap(np.ones(tshape, target.dtype))}, sids)
-        return [_as_block(cts.get(id(s)), r.out_shape) for s, r in zip(sources, results)]
+def _blocks(path, pivot, others, chunk_size, loop, forward):
+    """The Jacobian blocks between ``pivot`` and each of ``others``, one row of the identity
+    per pass: reverse mode seeds the target (``pivot``) and reads the sources, forward mode
+    seeds the source and reads the targets."""
+    pshape = tuple(pivot.shape)
+    n = _size(pshape)
+    results = [_Result(_size(o.shape), n, tuple(o.shape) + pshape, True) if forward else
+               _Result(n, _size(o.shape), pshape + tuple(o.shape), False) for o in others]
+    if n == 0 or not others:
+        return [T.zeros(r.out_shape, dtype=o.dtype) for r, o in zip(results, others)]
+    widest = max([n] + [_size(o.shape) for o in others])
+    size = _rows_per_chunk(path, n, pivot.dtype, chunk_size, loop, widest,
+                           n * sum(_size(o.shape) for o in others))
+    pid, want = id(pivot), {id(o) for o in others}
+    if forward:
+        path._frees = None
+    run = path.forward if forward else path.backward
+    if n == 1:  # a gradient, or one direction: no row axis to add and take away again
+        got = run({pid: _wrap(np.ones(pshape, pivot.dtype))}, want)
+        return [_as_block(got.get(id(o)), r.out_shape) for o, r in zip(others, results)]
 
     def pass_(seed):
-        cts = path.backward({tid: seed}, sids)
-        return [cts.get(id(s)) for s in sources]
+        got = run({pid: seed}, want)
+        return [got.get(id(o)) for o in others]
 
-    for start, stop in _chunks(n_out, size):
+    for start, stop in _chunks(n, size):
         k = stop - start
-        seed = _basis(n_out, start, stop, target.dtype).reshape((k,) + tshape)
-        for r, part in zip(results, _run_rows(pass_, seed, k)):
-            r.add(part, k)
-    return [r.finish() for r in results]
-
-
-def _forward_blocks(path, source, targets, chunk_size, loop):
-    sshape = tuple(source.shape)
-    n_in = _size(sshape)
-    results = [_Result(_size(t.shape), n_in, tuple(t.shape) + sshape, True) for t in targets]
-    if n_in == 0 or not targets:
-        return [T.zeros(r.out_shape, dtype=t.dtype) for r, t in zip(results, targets)]
-    widest = max([n_in] + [_size(t.shape) for t in targets])
-    size = _rows_per_chunk(path, n_in, source.dtype, chunk_size, loop, widest,
-                           n_in * sum(_size(t.shape) for t in targets))
-    sid = id(source)
-    want = {id(t) for t in targets}
-    path._frees = None
-    if n_in == 1:  # one direction: a plain JVP
-        tans = path.forward({sid: _wrap(np.ones(sshape, source.dtype))}, want)
-        return [_as_block(tans.get(id(t)), r.out_shape) for t, r in zip(targets, results)]
-
-    def pass_(seed):
-        tans = path.forward({sid: seed}, want)
-        return [tans.get(id(t)) for t in targets]
-
-    for start, stop in _chunks(n_in, size):
-        k = stop - start
-        seed = _basis(n_in, start, stop, source.dtype).reshape((k,) + sshape)
+        seed = _basis(n, start, stop, pivot.dtype).reshape((k,) + pshape)
         for r, part in zip(results, _run_rows(pass_, seed, k)):
             r.add(part, k)
     return [r.finish() for r in results]
