@@ -236,9 +236,9 @@ def test_jacobian_nested_inputs_and_outputs():
 def test_jacobian_auto_picks_forward_for_wide_outputs(monkeypatch):
     from tapegrad.transforms import jacobians
     seen = []
-    orig = jacobians._forward_blocks
-    monkeypatch.setattr(jacobians, "_forward_blocks",
-                        lambda *a, **k: seen.append(1) or orig(*a, **k))
+    orig = jacobians._blocks
+    monkeypatch.setattr(jacobians, "_blocks",
+                        lambda *a, **k: (k["forward"] and seen.append(1)) or orig(*a, **k))
     tf.jacobian(lambda x: tf.tile(x, [10]))(np.ones(2))
     assert seen
     seen.clear()
