@@ -68,6 +68,16 @@ def _diff_args(args, nums, name):
     return args, trees, nest.flatten(trees)
 
 
+def _record(f, args, kwargs, nums, name):
+    """Run ``f`` under a fresh tape that watches copies of the differentiated arguments;
+    returns (tape, output, trees of the differentiated arguments, their flat leaves)."""
+    with GradientTape(watch_accessed_variables=False) as tape:
+        args, trees, leaves = _diff_args(args, nums, name)
+        tape.watch(leaves)
+        out = f(*args, **kwargs)
+    return tape, out, trees, leaves
+
+
 def _split_aux(out, has_aux, name):
     if not has_aux:
         return out, None
@@ -107,10 +117,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "grad")
-        with GradientTape(watch_accessed_variables=False) as tape:
-            args, trees, leaves = _diff_args(args, nums, "grad")
-            tape.watch(leaves)
-            out = f(*args, **kwargs)
+        tape, out, trees, leaves = _record(f, args, kwargs, nums, "grad")
         y, aux = _split_aux(out, has_aux, "grad")
         y = _as_tensor(y)
         if y.shape != ():
@@ -158,11 +165,7 @@ def vjp(f, *primals, has_aux=False):
     [2.0, 6.0]
     """
     nums = tuple(range(len(primals)))
-    with GradientTape(watch_accessed_variables=False) as tape:
-        args, trees, leaves = _diff_args(primals, nums, "vjp") if nums else (list(primals),
-                                                                            [], [])
-        tape.watch(leaves)
-        out = f(*args)
+    tape, out, trees, leaves = _record(f, primals, {}, nums, "vjp")
     out, aux = _split_aux(out, has_aux, "vjp")
     entries = tape._entries
     outs = [_as_tensor(y) for y in nest.flatten(out)]
@@ -254,11 +257,7 @@ def linearize(f, *primals):
     2.0
     """
     nums = tuple(range(len(primals)))
-    with GradientTape(watch_accessed_variables=False) as tape:
-        args, trees, leaves = _diff_args(primals, nums, "linearize") if nums else (
-            list(primals), [], [])
-        tape.watch(leaves)
-        out = f(*args)
+    tape, out, trees, leaves = _record(f, primals, {}, nums, "linearize")
     outs = [_as_tensor(y) for y in nest.flatten(out)]
     path = jacobians._Path(tape._entries, {id(s) for s in leaves}, {id(y) for y in outs})
 
@@ -298,10 +297,7 @@ def jacobian(f, argnums=0, mode="auto", chunk_size=None, has_aux=False):
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacobian")
-        with GradientTape(watch_accessed_variables=False) as tape:
-            args, trees, leaves = _diff_args(args, nums, "jacobian")
-            tape.watch(leaves)
-            out = f(*args, **kwargs)
+        tape, out, trees, leaves = _record(f, args, kwargs, nums, "jacobian")
         out, aux = _split_aux(out, has_aux, "jacobian")
         outs = [_as_tensor(y) for y in nest.flatten(out)]
         blocks = jacobians.tape_jacobians(tape._entries, outs, leaves, mode=mode,
