@@ -19,10 +19,8 @@ from tapegrad.errors import InvalidArgumentError  # noqa: F401
 from tapegrad import errors  # noqa: F401
 from tapegrad import config  # noqa: F401
 from tapegrad.ops.math_ops import *  # noqa: F401,F403
-from tapegrad.ops.math_ops import abs, pow, round  # noqa: F401
 from tapegrad.ops.array_ops import *  # noqa: F401,F403
-from tapegrad.ops.array_ops import range  # noqa: F401
-from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, tensordot  # noqa: F401
+from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, norm, tensordot  # noqa: F401
 from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # noqa: F401
 from tapegrad.module import Module  # noqa: F401
@@ -39,5 +37,4 @@ from tapegrad import sparsity  # noqa: F401
 saved_model = saved  # TensorFlow's name: tf.saved_model.save / load
 
 newaxis = None
-from tapegrad.ops.linalg_ops import norm  # noqa: E402,F401
 del _ops

@@ -4,9 +4,7 @@ The modules: ``math_ops`` (elementwise, reductions), ``array_ops`` (shape, index
 creation), ``linalg_ops``, ``nn_ops`` and ``random_ops``.
 """
 from tapegrad.ops.math_ops import *  # noqa: F401,F403
-from tapegrad.ops.math_ops import abs, pow, round  # noqa: F401
 from tapegrad.ops.array_ops import *  # noqa: F401,F403
-from tapegrad.ops.array_ops import range  # noqa: F401
 from tapegrad.ops.linalg_ops import matmul  # noqa: F401
 from tapegrad.core.tensor import convert_to_tensor  # noqa: F401
 from tapegrad.ops import linalg_ops as linalg  # noqa: F401
