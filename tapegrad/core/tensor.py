@@ -212,19 +212,6 @@ class Variable(Tensor):
     __str__ = __repr__
 
 
-def _py_dtype(value):
-    """TensorFlow's default dtypes for Python data: floats are float32, ints int32."""
-    if isinstance(value, bool):
-        return _dt.bool_
-    if isinstance(value, int):
-        return _dt.int32 if -2**31 <= value < 2**31 else _dt.int64
-    if isinstance(value, float):
-        return _dt.float32
-    if isinstance(value, complex):
-        return _dt.complex64
-    return None
-
-
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """Convert a Python number, list, NumPy array or Tensor to a Tensor.
 

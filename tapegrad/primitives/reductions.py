@@ -168,4 +168,3 @@ argmin_p = nondiff("argmin", lambda x, axis, output_type: xp.argmin(x, axis=axis
     output_type), 1, emit="np.argmin({0}, axis={axis}).astype('{output_type}')")
 argmax_p.batch = _arg_batch(argmax_p)
 argmin_p.batch = _arg_batch(argmin_p)
-_ = np

@@ -29,15 +29,6 @@ def elementwise_abstract(*avals, **params):
     return shape, np.result_type(*[a.dtype for a in avals])
 
 
-def generic_abstract(prim):
-    """Shape rule by running the implementation on zero-strided arrays (no memory used)."""
-    def rule(*avals, **params):
-        dummies = [np.broadcast_to(np.zeros((), a.dtype), a.shape) for a in avals]
-        out = np.asarray(prim.impl(*dummies, **params))
-        return out.shape, out.dtype
-    return rule
-
-
 def elementwise_batch(prim):
     """Batching rule of an elementwise primitive: align ranks, then apply once."""
     def rule(args, batched, **params):
@@ -50,12 +41,6 @@ def elementwise_batch(prim):
             aligned.append(a)
         return prim.bind_raw(*aligned, **params)
     return rule
-
-
-def _finish(p, abstract=None, batch=None):
-    p.abstract = abstract or generic_abstract(p)
-    p.batch = batch
-    return p
 
 
 def unary(name, impl, vjp, *, emit=None, jvp=None):
@@ -78,9 +63,10 @@ def binary(name, impl, vjp_x, vjp_y, *, emit=None):
 
 def nondiff(name, impl, nin, *, emit=None, abstract=None, batch=None):
     """A primitive whose output carries no gradient (comparisons, argmax, floor...)."""
-    p = Primitive(name, impl, nin=nin, nondiff=True, emit=emit)
-    p.abstract = abstract or (elementwise_abstract if batch == "elementwise"
-                              else generic_abstract(p))
+    if abstract is None and batch == "elementwise":
+        abstract = elementwise_abstract
+    # no abstract rule: the Primitive's own fallback evaluates impl on zero-strided arrays
+    p = Primitive(name, impl, nin=nin, nondiff=True, emit=emit, abstract=abstract)
     p.batch = elementwise_batch(p) if batch == "elementwise" else batch
     return p
 

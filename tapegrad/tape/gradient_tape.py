@@ -574,5 +574,3 @@ def forward(entries, tangents, want_id):
             tans[id(out)] = t
     return tans.get(want_id)
 
-
-_ = np

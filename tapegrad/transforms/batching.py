@@ -11,7 +11,6 @@ Levels nest: the value of a level-2 ``BatchedTensor`` may itself be a level-1 on
 import threading
 import warnings
 
-import numpy as np
 
 import tapegrad.ops as T
 from tapegrad.core.state import STATE
@@ -200,5 +199,3 @@ def is_batched_at(x, level):
 def batch_size_of(x, axis):
     return x.shape[axis]
 
-
-_ = np
