@@ -2,6 +2,7 @@
 import os
 
 _budget = None
+_backward_cache = True
 
 
 def _machine_memory():
@@ -30,3 +31,24 @@ def set_memory_budget(nbytes):
     if nbytes is not None and (not isinstance(nbytes, int) or nbytes <= 0):
         raise ValueError(f"memory budget must be a positive number of bytes, got {nbytes!r}")
     _budget = nbytes
+
+
+def backward_cache():
+    """Whether repeated tape structures get a compiled reverse pass (default: True)."""
+    return _backward_cache
+
+
+def set_backward_cache(enabled):
+    """Switch the compiled reverse passes of repeated tapes on or off (``tape/backward_cache.py``).
+
+    Off, every gradient runs the interpretive reverse pass (handy when debugging a rule).
+
+    >>> import tapegrad as tf
+    >>> tf.config.set_backward_cache(False); tf.config.backward_cache()
+    False
+    >>> tf.config.set_backward_cache(True)
+    """
+    global _backward_cache
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_backward_cache expects True or False, got {enabled!r}")
+    _backward_cache = enabled

@@ -21,6 +21,7 @@ from tapegrad.core.dispatch import Primitive
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.primitives.registry import summed_axes, unbroadcast
+from tapegrad.tape import backward_cache
 from tapegrad.tape.rules import jvp_of, vjp_of
 from tapegrad.util import nest
 
@@ -488,9 +489,14 @@ def backward(entries, seeds, source_ids, live=None):
     the result is identical.
     """
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
-    if live is None:
-        live = reachable_from(entries if STATE.plain else entries[:n], source_ids)
     raw = STATE.plain and _all_concrete(entries, n, seeds)
+    if live is None:
+        if raw:
+            # a structure differentiated before: its reverse pass as generated NumPy code
+            cts = backward_cache.run(entries, n, seeds, source_ids)
+            if cts is not None:
+                return cts
+        live = reachable_from(entries if STATE.plain else entries[:n], source_ids)
     cts = {k: g._value for k, g in seeds.items()} if raw else dict(seeds)
     get = cts.get
     debroadcast = _unbroadcast_array if raw else unbroadcast
