@@ -310,8 +310,10 @@ class GradientTape:
                 c = _zeros_for(sources)
             return c
         unconnected = _unconnected(unconnected_gradients)
-        flat_targets = nest.flatten(target)
-        flat_sources = nest.flatten(sources)
+        flat_targets = [target] if isinstance(target, Tensor) else nest.flatten(target)
+        # a flat list or tuple of tensors (a model's weights): no structure to walk
+        flat = type(sources) in (list, tuple) and all(isinstance(s, Tensor) for s in sources)
+        flat_sources = list(sources) if flat else nest.flatten(sources)
         for s in flat_sources:
             if not isinstance(s, Tensor):
                 raise ValueError(f"GradientTape.gradient: sources must be tensors or "
@@ -333,7 +335,7 @@ class GradientTape:
                               f"tf.{t.dtype.name}", stacklevel=2)
                 continue
             if og is None:
-                g = T.ones_like(t)
+                g = _ones_like(t)
             else:
                 g = T.convert_to_tensor(og, dtype=t.dtype) if not isinstance(og, Tensor) else og
                 if tuple(g.shape) != tuple(t.shape):
@@ -343,14 +345,19 @@ class GradientTape:
             seeds[key] = g if key not in seeds else seeds[key] + g
         good = []
         for s in flat_sources:
-            if not _is_float(s):
+            ok = s.dtype.kind in "fc"
+            if not ok:
                 warnings.warn(f"The dtype of the source tensor must be floating (e.g. "
                               f"tf.float32) when calling GradientTape.gradient, got "
                               f"tf.{s.dtype.name}", stacklevel=2)
-            good.append(_is_float(s))
+            good.append(ok)
         source_ids = {id(s) for s, ok in zip(flat_sources, good) if ok}
-        with swap_recorders(self._recorders_for_backward()):
+        recs = self._recorders_for_backward()
+        if recs == STATE.recorders:  # usually: skip the switch
             cts = backward(entries, seeds, source_ids)
+        else:
+            with swap_recorders(recs):
+                cts = backward(entries, seeds, source_ids)
         if self._persistent:
             self._remember_grads(cts, seeds, source_ids)
         out = []
@@ -359,6 +366,8 @@ class GradientTape:
             if c is None and unconnected is UnconnectedGradients.ZERO:
                 c = _zeros_for(s)
             out.append(c)
+        if flat:
+            return out if type(sources) is list else tuple(out)
         return nest.pack_sequence_as(sources, out)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
