@@ -2,7 +2,7 @@
 import os
 
 _budget = None
-_backward_cache = True
+_derivative_cache = True
 
 
 def _machine_memory():
@@ -33,22 +33,22 @@ def set_memory_budget(nbytes):
     _budget = nbytes
 
 
-def backward_cache():
-    """Whether repeated tape structures get a compiled reverse pass (default: True)."""
-    return _backward_cache
+def derivative_cache():
+    """Whether repeated tape structures get compiled derivative passes (default: True)."""
+    return _derivative_cache
 
 
-def set_backward_cache(enabled):
-    """Switch the compiled reverse passes of repeated tapes on or off (``tape/backward_cache.py``).
+def set_derivative_cache(enabled):
+    """Switch compiled derivative passes for repeated tapes (``tape/derivative_cache.py``).
 
-    Off, every gradient runs the interpretive reverse pass (handy when debugging a rule).
+    Off, every gradient and Jacobian runs the interpretive passes (handy when debugging a rule).
 
     >>> import tapegrad as tf
-    >>> tf.config.set_backward_cache(False); tf.config.backward_cache()
+    >>> tf.config.set_derivative_cache(False); tf.config.derivative_cache()
     False
-    >>> tf.config.set_backward_cache(True)
+    >>> tf.config.set_derivative_cache(True)
     """
-    global _backward_cache
+    global _derivative_cache
     if not isinstance(enabled, bool):
-        raise TypeError(f"set_backward_cache expects True or False, got {enabled!r}")
-    _backward_cache = enabled
+        raise TypeError(f"set_derivative_cache expects True or False, got {enabled!r}")
+    _derivative_cache = enabled

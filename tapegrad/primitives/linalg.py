@@ -89,8 +89,8 @@ def _matrix_batch(prim):
 def _matmul_abstract(a, b):
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: inner dimensions differ: {tuple(a.shape)} @ {tuple(b.shape)}")
-    if a.ndim == 1:  # a vector times a matrix: the op layer passes only (k,) @ (k, n)
-        return (b.shape[-1],), np.result_type(a.dtype, b.dtype)
+    if a.ndim == 1:  # a vector times a matrix (k,) @ (k, n), or a stack of them (batching)
+        return tuple(b.shape[:-2]) + (b.shape[-1],), np.result_type(a.dtype, b.dtype)
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     return batch + (a.shape[-2], b.shape[-1]), np.result_type(a.dtype, b.dtype)
 

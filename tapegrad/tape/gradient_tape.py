@@ -21,7 +21,7 @@ from tapegrad.core.dispatch import Primitive
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.primitives.registry import summed_axes, unbroadcast
-from tapegrad.tape import backward_cache
+from tapegrad.tape import derivative_cache
 from tapegrad.tape.rules import jvp_of, vjp_of
 from tapegrad.util import nest
 
@@ -413,6 +413,12 @@ class GradientTape:
                           f"when calling GradientTape.jacobian, got tf.{target.dtype.name}",
                           stacklevel=2)
         def compute():
+            if STATE.plain and experimental_use_pfor:
+                # a structure seen before: the whole Jacobian as generated NumPy code
+                out = derivative_cache.jacobian(entries, len(entries), target, flat_sources,
+                                                mode, chunk_size)
+                if out is not None:
+                    return out
             (out,) = jacobians.tape_jacobians(entries, [target], flat_sources, mode=mode,
                                               chunk_size=chunk_size,
                                               loop=not experimental_use_pfor)
@@ -502,7 +508,7 @@ def backward(entries, seeds, source_ids, live=None):
     if live is None:
         if raw:
             # a structure differentiated before: its reverse pass as generated NumPy code
-            cts = backward_cache.run(entries, n, seeds, source_ids)
+            cts = derivative_cache.gradient(entries, n, seeds, source_ids)
             if cts is not None:
                 return cts
         live = reachable_from(entries if STATE.plain else entries[:n], source_ids)

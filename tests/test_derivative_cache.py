@@ -1,4 +1,4 @@
-"""The compiled reverse passes of repeated tapes (``tapegrad/tape/backward_cache.py``).
+"""The compiled reverse passes of repeated tapes (``tapegrad/tape/derivative_cache.py``).
 
 Every differentiable primitive of the table in ``test_primitives``: the third gradient of a
 structure runs generated code; it must equal the interpretive pass on fresh values (so no
@@ -9,7 +9,7 @@ import pytest
 from test_primitives import _cases, _draw, _need
 
 import tapegrad as tf
-from tapegrad.tape import backward_cache
+from tapegrad.tape import derivative_cache
 
 # structures that stay interpretive by design (sub-programs in params)
 INTERPRETIVE = {"cond", "while_loop"}
@@ -17,11 +17,11 @@ INTERPRETIVE = {"cond", "while_loop"}
 
 @pytest.fixture
 def fresh_cache():
-    backward_cache.clear()
-    tf.config.set_backward_cache(True)
+    derivative_cache.clear()
+    tf.config.set_derivative_cache(True)
     yield
-    tf.config.set_backward_cache(True)
-    backward_cache.clear()
+    tf.config.set_derivative_cache(True)
+    derivative_cache.clear()
 
 
 def _grads(case, arrays, weights):
@@ -43,11 +43,39 @@ def test_compiled_reverse_pass_equals_the_interpreter(name, case, fresh_cache):
         _grads(case, _draw(case, seed), weights)
     arrays = _draw(case, 7)
     w = rng.standard_normal(np.shape(case.fn(*[tf.constant(a) for a in arrays])))
-    before = backward_cache.hits()
+    before = derivative_cache.hits()
     got = _grads(case, arrays, lambda shape: w)
-    compiled = backward_cache.hits() > before
-    tf.config.set_backward_cache(False)
+    compiled = derivative_cache.hits() > before
+    tf.config.set_derivative_cache(False)
     want = _grads(case, arrays, lambda shape: w)
+    for g, e in zip(got, want):
+        assert (g is None) == (e is None)
+        if e is not None:
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-12, atol=1e-12)
+    assert compiled == (name not in INTERPRETIVE), f"{name}: compiled={compiled}"
+
+
+def _jacobians(case, arrays, mode):
+    xs = [tf.constant(a) for a in arrays]
+    floats = [x for x in xs if x.dtype.kind == "f"]
+    with tf.GradientTape() as g:
+        g.watch(floats)
+        out = case.fn(*xs)
+    return g.jacobian(out, floats, mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+@pytest.mark.parametrize("name,case", _cases(diff=True))
+def test_compiled_jacobian_equals_the_interpreter(name, case, mode, fresh_cache):
+    _need(name)
+    for seed in (5, 6):
+        _jacobians(case, _draw(case, seed), mode)
+    arrays = _draw(case, 7)
+    before = derivative_cache.hits()
+    got = _jacobians(case, arrays, mode)
+    compiled = derivative_cache.hits() > before
+    tf.config.set_derivative_cache(False)
+    want = _jacobians(case, arrays, mode)
     for g, e in zip(got, want):
         assert (g is None) == (e is None)
         if e is not None:
@@ -59,17 +87,17 @@ def _repeat(step, times=4):
     """Run ``step(i)`` with the cache on; return each result and whether it was compiled."""
     out = []
     for i in range(times):
-        before = backward_cache.hits()
-        out.append((step(i), backward_cache.hits() > before))
+        before = derivative_cache.hits()
+        out.append((step(i), derivative_cache.hits() > before))
     return out
 
 
 def _reference(step, i):
-    tf.config.set_backward_cache(False)
+    tf.config.set_derivative_cache(False)
     try:
         return step(i)
     finally:
-        tf.config.set_backward_cache(True)
+        tf.config.set_derivative_cache(True)
 
 
 def _assert_same(got, want):
@@ -136,14 +164,14 @@ def test_watched_intermediates_multiple_targets_and_output_gradients(fresh_cache
             y2 = h * h
         og = [tf.constant(rng.standard_normal(4)), tf.constant(rng.standard_normal(4))]
         got = g.gradient([y1, y2], [x, h], output_gradients=og)
-        tf.config.set_backward_cache(False)
+        tf.config.set_derivative_cache(False)
         with tf.GradientTape() as g2:
             g2.watch(x)
             h2 = tf.sin(x) * x
             g2.watch(h2)
             z1, z2 = tf.tanh(h2), h2 * h2
         want = g2.gradient([z1, z2], [x, h2], output_gradients=og)
-        tf.config.set_backward_cache(True)
+        tf.config.set_derivative_cache(True)
         _assert_same([t.numpy() for t in got], [t.numpy() for t in want])
         return got
 
@@ -157,7 +185,7 @@ def test_value_dependent_shapes_get_their_own_program(fresh_cache):
         m = tf.constant(np.array(mask, bool))
         got = _grad_of(lambda: tf.reduce_sum(tf.boolean_mask(x, m) ** 2), x, watch=[x])
         np.testing.assert_allclose(got.numpy(), 2 * x.numpy() * np.array(mask))
-    assert backward_cache.hits() > 0
+    assert derivative_cache.hits() > 0
 
 
 def test_index_arrays_in_params_stay_interpretive_and_correct(fresh_cache):
@@ -197,9 +225,9 @@ def test_nested_tapes_keep_higher_derivatives(fresh_cache):
 
 def test_switching_the_cache_off_and_bad_values():
     with pytest.raises(TypeError, match="True or False"):
-        tf.config.set_backward_cache("yes")
-    tf.config.set_backward_cache(False)
+        tf.config.set_derivative_cache("yes")
+    tf.config.set_derivative_cache(False)
     try:
-        assert tf.config.backward_cache() is False
+        assert tf.config.derivative_cache() is False
     finally:
-        tf.config.set_backward_cache(True)
+        tf.config.set_derivative_cache(True)

@@ -1,0 +1,258 @@
+"""Compiled derivative passes for tapes that repeat.
+
+A training loop records the same operations on a fresh tape at every step, and a user who
+needs a Jacobian at many inputs records the same network again and again. The interpretive
+passes (``gradient_tape.backward``, ``jacobians.tape_jacobians``) then pay Python dispatch
+for every rule of every step: on small arrays that is most of the time. Here, once a tape
+*structure* has been differentiated twice the same way, the derivative pass is traced once
+into a program — with the tracer of ``tapegrad.function``, so the rules are the primitives'
+own — optimised, compiled to NumPy source, and reused: later tapes of that structure hand
+their saved arrays to the generated code.
+
+The structure key holds everything a rule sees besides array values: per entry, the
+primitive, its params, the output shape, and where each argument comes from (an earlier
+entry's output, or a leaf numbered by first use, with its shape and dtype); then what is
+asked (a gradient or a Jacobian, and its options), and where the seeds, targets and
+sources sit. Tracing itself guarantees that no rule branched on a value: such a branch
+raises while tracing, and that structure stays interpretive for good.
+
+Only passes that nothing records use it (first order, no outer tape, no trace, no vmap), on
+tapes of plain tensors; ``custom_gradient`` and control flow keep the interpretive path.
+Switch it off with ``tapegrad.config.set_derivative_cache(False)``.
+
+>>> import tapegrad as tf
+>>> clear()
+>>> x = tf.constant([1.0, 2.0])
+>>> for _ in range(3):  # the third gradient runs generated code
+...     with tf.GradientTape() as g:
+...         g.watch(x)
+...         y = tf.reduce_sum(tf.sin(x) * x)
+...     dx = g.gradient(y, x)
+>>> hits(), len(cached_sources())
+(1, 1)
+"""
+import threading
+
+from tapegrad import config
+from tapegrad.core.dispatch import Primitive
+from tapegrad.core.tensor import Tensor, Variable
+
+# Sub-programs in params (control flow) are costly to hash and compare: those stay interpretive.
+_UNCACHED = frozenset({"cond", "while_loop"})
+MAX_ENTRIES = 4096   # longer tapes: the key would cost more than the pass saves
+MAX_KEYS = 256       # structures remembered at once (oldest forgotten first)
+_FAILED = "failed"   # a structure that could not be traced (stays interpretive)
+
+_lock = threading.Lock()
+_seen = {}           # cheap pre-key -> None: structures worth keying in full
+_cache = {}          # full key -> number of sightings (int), _FAILED, or a _Compiled
+_hits = [0]          # passes computed by generated code (for tests and curiosity)
+
+
+class _Compiled:
+    __slots__ = ("fn", "source", "outputs")
+
+    def __init__(self, fn, source, outputs):
+        self.fn, self.source = fn, source
+        self.outputs = outputs  # per program output: which result it is
+
+
+# -- the two kinds of pass ------------------------------------------------------------------
+def gradient(entries, n, seeds, source_ids):
+    """Cotangents ``{source id: Tensor}`` by compiled code, or None: use the interpreter.
+
+    ``entries[:n]``: the tape; ``seeds``: ``{id: Tensor}``; ``source_ids``: a set.
+    """
+    from tapegrad.tape.gradient_tape import backward
+
+    def compute(sym_entries, sym_seeds, sym_sources):
+        cts = backward(sym_entries, sym_seeds, {id(s) for s in sym_sources})
+        return [cts.get(id(s)) for s in sym_sources]
+
+    # sources in a canonical order (a set's order follows ids, which change every step)
+    found = _find(entries, n, seeds, source_ids, "gradient", compute, sort_sources=True)
+    if found is None:
+        return None
+    results, sources = found
+    return {sid: r for (_, sid), r in zip(sources, results) if r is not None}
+
+
+def jacobian(entries, n, target, sources, mode, chunk_size):
+    """``tape_jacobians(entries, [target], sources)[0]`` by compiled code, or None."""
+    from tapegrad.transforms.jacobians import tape_jacobians
+
+    def compute(sym_entries, sym_seeds, sym_sources):
+        (sym_target,) = sym_seeds.values()
+        (out,) = tape_jacobians(sym_entries, [sym_target], sym_sources, mode=mode,
+                                chunk_size=chunk_size)
+        return out
+
+    found = _find(entries, n, {id(target): None}, list(sources),
+                  ("jacobian", mode, chunk_size), compute)
+    return None if found is None else found[0]
+
+
+# -- the machinery --------------------------------------------------------------------------
+def _find(entries, n, seeds, sources, what, compute, sort_sources=False):
+    """``(results, sources)`` of the compiled pass for this structure, or None.
+
+    ``seeds``: ``{id: Tensor or None}`` (None: a target, not a value passed in); ``compute``
+    runs the pass on symbolic stand-ins ``(entries, seeds, sources)`` — where a target's
+    seed stands for the target itself — and returns one tensor or None per source.
+    """
+    if not config.derivative_cache() or n == 0 or n > MAX_ENTRIES:
+        return None
+    pre = (n, entries[0][0], entries[n - 1][0], len(seeds), what)
+    if pre not in _seen:
+        # a structure seen for the first time is not keyed at all: one-off tapes pay ~nothing
+        if len(_seen) >= MAX_KEYS:
+            _seen.clear()
+        _seen[pre] = None
+        return None
+    made = _key(entries, n, seeds, sources, sort_sources)
+    if made is None:
+        return None
+    key, leaves, sources = made
+    key = (what, key)
+    try:
+        hit = _cache.get(key)
+    except TypeError:  # an unhashable param (an index array, a list): not cacheable
+        return None
+    if hit is None:
+        with _lock:
+            if len(_cache) >= MAX_KEYS:
+                del _cache[next(iter(_cache))]
+            _cache[key] = 1
+        return None
+    if hit is _FAILED:
+        return None
+    if type(hit) is not _Compiled:
+        hit = _compile(entries, n, leaves, seeds, sources, key[1], compute)
+        with _lock:
+            _cache[key] = _FAILED if hit is None else hit
+        if hit is None:
+            return None
+    return _call(hit, entries, n, leaves, seeds, len(sources)), sources
+
+
+def _key(entries, n, seeds, sources, sort_sources):
+    """``(key, leaves, sources)``, or None for a tape this cache does not take."""
+    pos = {}
+    leaves = []
+    parts = []
+    for k in range(n):
+        prim, args, params, out = entries[k]
+        if type(prim) is not Primitive or prim.name in _UNCACHED or type(out) is not Tensor:
+            return None
+        refs = []
+        for a in args:
+            r = pos.get(id(a))
+            if r is None:
+                if type(a) is not Tensor and type(a) is not Variable:  # vmap, trace: not ours
+                    return None
+                r = pos[id(a)] = -1 - len(leaves)
+                leaves.append(a)
+            refs.append(r)
+        parts.append((prim, tuple(refs), tuple(params.items()) if params else (),
+                      out._value.shape))
+        pos[id(out)] = k
+    for a in leaves:
+        v = a._value
+        parts.append((v.shape, v.dtype))
+    for sid, g in seeds.items():
+        k = pos.get(sid)
+        if k is None or k < 0:  # a seed on a leaf or off the tape: rare, interpretive
+            return None
+        parts.append(("seed", k) if g is None else ("seed", k, g._value.shape, g._value.dtype))
+    if sort_sources:  # ids; those off the tape get no cotangent and are left out
+        sources = sorted((pos[s], s) for s in sources if s in pos)
+        parts.append(("sources",) + tuple(r for r, _ in sources))
+        return tuple(parts), leaves, sources
+    refs = []
+    for s in sources:  # tensors, in the caller's order; off the tape: by shape and dtype
+        if not isinstance(s, Tensor):
+            return None
+        r = pos.get(id(s))
+        refs.append((s.shape, s.dtype) if r is None else r)
+    parts.append(("sources",) + tuple(refs))
+    return tuple(parts), leaves, sources
+
+
+def _values(entries, n, leaves, seeds):
+    vals = [a._value for a in leaves]
+    vals += [entries[k][3]._value for k in range(n)]
+    vals += [g._value for g in seeds.values() if g is not None]
+    return vals
+
+
+def _call(compiled, entries, n, leaves, seeds, n_sources):
+    _hits[0] += 1
+    r = compiled.fn(*_values(entries, n, leaves, seeds))
+    if len(compiled.outputs) == 1:
+        r = (r,)
+    results = [None] * n_sources
+    wrap = Tensor._wrap
+    for i, v in zip(compiled.outputs, r):
+        results[i] = wrap(v)
+    return results
+
+
+def _compile(entries, n, leaves, seeds, sources, key, compute):
+    """Trace the pass of this structure on symbolic stand-ins; None if impossible."""
+    # imported here: the compiler imports the ops, which import the tape
+    from tapegrad.compile.codegen import compile_program
+    from tapegrad.compile.tracer import GraphBuilder, tracing
+    from tapegrad.ir import check, optimize
+
+    b = GraphBuilder("derivative")
+    try:
+        with tracing(b):
+            syms = [b.add_input(a._value.shape, a._value.dtype, f"x{i}")
+                    for i, a in enumerate(leaves)]
+            outs = [b.add_input(e[3]._value.shape, e[3]._value.dtype, f"y{k}")
+                    for k, e in enumerate(entries[:n])]
+            sym_seeds = {}
+            for part in key:
+                if part[0] == "seed":
+                    k = part[1]
+                    sym_seeds[id(outs[k])] = (outs[k] if len(part) == 2 else
+                                              b.add_input(part[2], part[3], "seed"))
+            sym_entries = []
+            for k in range(n):
+                prim, _, params, _ = entries[k]
+                ins = tuple(syms[-1 - r] if r < 0 else outs[r] for r in key[k][1])
+                sym_entries.append((prim, ins, params, outs[k]))
+            sym_sources = []
+            for r in key[-1][1:]:
+                if type(r) is int:
+                    sym_sources.append(syms[-1 - r] if r < 0 else outs[r])
+                else:  # off the tape: a stand-in that nothing depends on
+                    sym_sources.append(b.add_input(r[0], r[1], "unused"))
+            results = compute(sym_entries, sym_seeds, sym_sources)
+            found = [i for i, r in enumerate(results) if r is not None]
+            if not found:
+                return None
+            program = b.build([results[i] for i in found])
+        program = check(optimize(program))
+        fn, source = compile_program(program, "derivative")
+    except Exception:  # noqa: BLE001 - any failure: this structure stays interpretive
+        return None
+    return _Compiled(fn, source, tuple(found))
+
+
+def cached_sources():
+    """The generated sources of the compiled passes (for inspection and tests)."""
+    return [c.source for c in list(_cache.values()) if type(c) is _Compiled]
+
+
+def hits():
+    """How many passes ran as generated code since the last ``clear()``."""
+    return _hits[0]
+
+
+def clear():
+    """Forget every structure and compiled pass."""
+    with _lock:
+        _hits[0] = 0
+        _seen.clear()
+        _cache.clear()
