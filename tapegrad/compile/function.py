@@ -7,11 +7,12 @@ arguments) in a cache; on a miss it traces the Python function into a ``Program`
 program through ``bind``, so an outer tape differentiates it and vmap batches it. Inside
 another trace, a call simply inlines the Python function.
 
-Programs have static shapes, like ``jax.jit``. With a ``None`` dimension in an
-``input_signature``, or with ``reduce_retracing``, a function traced at two sizes of one
-dimension gets a template (``compile/template.py``): later sizes reuse the program without
-running the Python function, as TensorFlow's generalised traces do. Programs that depend on
-the size in other ways (a mean over that axis bakes in ``1 / n``) are traced per size.
+Programs have static shapes, like ``jax.jit``. A ``None`` dimension of an
+``input_signature`` (or of the relaxed specs of ``reduce_retracing``'s second trace) is
+traced once with a symbolic size (``compile/symbolic.py``); later sizes rebuild that program
+without running the Python function, as TensorFlow's generalised traces do. Where that
+cannot be shown to hold, the function is traced at the new size, and two such traces may
+still learn a linear template (``compile/template.py``).
 """
 import functools
 import inspect
@@ -22,7 +23,7 @@ import weakref
 import numpy as np
 
 from tapegrad.compile.concrete import ConcreteFunction
-from tapegrad.compile import signature, template
+from tapegrad.compile import signature, symbolic, template
 from tapegrad.compile.signature import (STATIC, TENSOR, VARIABLE, TensorSpec, conform,
                                         leaf_names, placeholder, rebuild, walk)
 from tapegrad.compile.tracer import GraphBuilder, tracing
@@ -53,7 +54,9 @@ class Function:
             isinstance(s, TensorSpec) and not s.is_fully_defined()
             for s in (self.input_signature or ()))
         self._seen = {}        # skeleton -> (ConcreteFunction, input shapes) of a first trace
-        self._templates = {}   # skeleton -> (Template, ConcreteFunction it came from)
+        # skeleton -> [(Template or SymbolicTemplate, its ConcreteFunction, input shapes)]
+        self._templates = {}
+        self._size_bound = set()  # skeletons whose symbolic trace could not generalise
         self._nfast = _fast_arity(self._sig)
 
     def __get__(self, obj, objtype=None):
@@ -95,8 +98,9 @@ class Function:
         if cf is None and self._generalizes:
             cf = self._from_template(leaves, key)
         if cf is None:
-            cf = self._trace(args, kwargs, leaves, key)
-            if self._generalizes:
+            symbols = self._symbols(leaves, key) if self._generalizes else None
+            cf = self._trace(args, kwargs, leaves, key, symbols)
+            if self._generalizes and signature.skeleton(key) not in self._templates:
                 self._learn(cf, leaves, key)
         if not kwargs and len(args) == self._nfast and cf._runner is not None and all(
                 type(a) is Tensor or type(a) is np.ndarray for a in args):
@@ -129,8 +133,32 @@ class Function:
         keys = sorted(kwargs)
         return leaf_names(params[:len(args)] + keys, list(args) + [kwargs[k] for k in keys])
 
-    def _trace(self, args, kwargs, leaves, key):
+    def _symbols(self, leaves, key):
+        """``[(tensor input, axis)]`` to trace with symbolic sizes, or None: the ``None``
+        dimensions of the signature (or of the relaxed specs under ``reduce_retracing``)."""
+        skel = signature.skeleton(key)
+        if skel in self._size_bound:
+            return None
+        shapes = [tuple(v.shape) for k, v in leaves if k == TENSOR]
+        if self.input_signature is not None:
+            specs = _spec_leaves(self.input_signature)
+        else:
+            old = self._relaxed.get(skel)
+            specs = None if old is None else [
+                a.most_specific_compatible_type(TensorSpec(s, a.dtype))
+                for a, s in zip(old, shapes)]
+        if specs is None or len(specs) != len(shapes):
+            return None
+        symbols = [(i, axis) for i, spec in enumerate(specs) if spec.shape is not None
+                   for axis, s in enumerate(spec.shape) if s is None]
+        if not symbols or any(shapes[i][axis] < symbolic.MIN_SIZE for i, axis in symbols):
+            return None
+        return symbols
+
+    def _trace(self, args, kwargs, leaves, key, symbols=None):
         builder = GraphBuilder(self.__name__)
+        if symbols:
+            builder.sizes = symbolic.Sizes(builder, symbols)
         names = iter(self._names(args, kwargs))
         sym, arg_vars = [], []
         for kind, v in leaves:
@@ -170,6 +198,15 @@ class Function:
         cf = ConcreteFunction(program, slots, out, kinds, key, specs,
                               keep=[v for k, v in leaves if k == STATIC])
         self._cache[key] = cf
+        if symbols:
+            tpl = builder.sizes.finish(program, builder.sym_shapes)
+            skel = signature.skeleton(key)
+            if tpl is None:
+                self._size_bound.add(skel)
+            else:
+                # several: one per side of a Python branch on the size, say
+                self._templates.setdefault(skel, []).append(
+                    (tpl, cf, [tuple(v.shape) for k, v in leaves if k == TENSOR]))
         return cf
 
     def _learn(self, cf, leaves, key):
@@ -190,24 +227,32 @@ class Function:
         except Exception:  # any surprise: no template, tracing stays correct
             tpl = None
         if tpl is not None:
-            self._templates[skel] = (tpl, first[0], first[1])
+            self._templates[skel] = [(tpl, first[0], first[1])]
 
     def _from_template(self, leaves, key):
         """A ConcreteFunction for a new size from a template, without running Python."""
-        entry = self._templates.get(signature.skeleton(key))
-        if entry is None:
-            return None
+        for entry in self._templates.get(signature.skeleton(key), ()):
+            cf = self._instantiate(entry, leaves, key)
+            if cf is not None:
+                return cf
+        return None
+
+    def _instantiate(self, entry, leaves, key):
         tpl, base, base_shapes = entry
         shapes = [tuple(v.shape) for k, v in leaves if k == TENSOR]
-        sizes = template.varying_size(base_shapes, shapes)
-        if sizes is None or sizes[0] != tpl.d1:
-            return None
-        if any(s != t and i not in axes for a, b, axes in zip(base_shapes, shapes,
-                                                              tpl.input_axes)
-               for i, (s, t) in enumerate(zip(a, b))):
-            return None
+        if isinstance(tpl, symbolic.SymbolicTemplate):
+            new_size = shapes
+        else:
+            sizes = template.varying_size(base_shapes, shapes)
+            if sizes is None or sizes[0] != tpl.d1:
+                return None
+            if any(s != t and i not in axes for a, b, axes in zip(base_shapes, shapes,
+                                                                  tpl.input_axes)
+                   for i, (s, t) in enumerate(zip(a, b))):
+                return None
+            new_size = sizes[1]
         try:
-            program = tpl.instantiate(sizes[1])
+            program = tpl.instantiate(new_size)
             cf = ConcreteFunction(program, base._slots, base._out_struct, base._kinds, key,
                                   self._specs(leaves, key),
                                   keep=[v for k, v in leaves if k == STATIC])
@@ -294,6 +339,17 @@ def make_function(fn, input_signature=None, reduce_retracing=False, jit_compile=
         cls.__module__ = Function.__module__
         _fast_classes[n] = cls
     return cls(fn, input_signature, reduce_retracing, jit_compile)
+
+
+def _spec_leaves(structure):
+    """The TensorSpecs of an input signature, in order."""
+    if isinstance(structure, TensorSpec):
+        return [structure]
+    if isinstance(structure, dict):
+        return [s for k in sorted(structure) for s in _spec_leaves(structure[k])]
+    if isinstance(structure, (list, tuple)):
+        return [s for x in structure for s in _spec_leaves(x)]
+    return []
 
 
 def _signature(fn):

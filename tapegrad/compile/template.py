@@ -26,36 +26,54 @@ class Template:
 
     def instantiate(self, d):
         """The program for size ``d`` (IRError or ValueError if it is inconsistent)."""
-        p = self.program
-        env = {}
-        inputs = []
-        for v, axes in zip(p.inputs, self.input_axes):
-            shape = tuple(d if i in axes else s for i, s in enumerate(v.shape))
-            env[v.name] = Var(v.name, shape, v.dtype)
-            inputs.append(env[v.name])
-        for v in p.captures:
-            env[v.name] = v
-        constants = []
-        for c, along in zip(p.constants, self.consts):
-            if along is not None:  # e.g. the seed rows of a batch Jacobian, one per example
-                shape = tuple(d if i in along else s for i, s in enumerate(c.var.shape))
-                one = c.value[tuple(slice(0, 1) if i in along else slice(None)
-                                    for i in range(c.value.ndim))]
-                c = type(c)(Var(c.var.name, shape, c.var.dtype), np.broadcast_to(one, shape))
-            env[c.var.name] = c.var
-            constants.append(c)
-        eqs = []
-        for e, rule in zip(p.equations, self.rules):
-            params = tuple((k, _apply(r, v, d)) for (k, v), r in zip(e.params, rule))
-            ins = tuple(env[v.name] for v in e.inputs)
-            shape, dtype = e.prim.abstract(*ins, **dict(params))
-            out = Var(e.out.name, tuple(int(s) for s in shape), np.dtype(dtype))
-            env[out.name] = out
-            eqs.append(e._replace(inputs=ins, params=params, outs=(out,)))
-        return p.replace(inputs=tuple(inputs), constants=tuple(constants),
-                         equations=tuple(eqs),
-                         outputs=tuple(env[v.name] for v in p.outputs),
-                         updates=tuple((i, env[v.name]) for i, v in p.updates))
+        def input_shape(v, i):
+            return tuple(d if j in self.input_axes[i] else s for j, s in enumerate(v.shape))
+
+        def constant(c, i):
+            along = self.consts[i]
+            if along is None:
+                return c
+            # e.g. the seed rows of a batch Jacobian, one per example
+            shape = tuple(d if j in along else s for j, s in enumerate(c.var.shape))
+            one = c.value[tuple(slice(0, 1) if j in along else slice(None)
+                                for j in range(c.value.ndim))]
+            return type(c)(Var(c.var.name, shape, c.var.dtype), np.broadcast_to(one, shape))
+
+        def params(i, e):
+            return tuple((k, _apply(r, v, d)) for (k, v), r in zip(e.params, self.rules[i]))
+        return rebuild(self.program, input_shape, constant, params,
+                       lambda v, shape: Var(v.name, shape, v.dtype))
+
+
+def rebuild(p, input_shape, constant, params, define):
+    """``p`` with new input shapes, constants and params; every other shape re-derived by
+    the primitives' shape rules. ``input_shape(var, i)``, ``constant(const, i)``,
+    ``params(i, equation)`` give the new parts; ``define(var, shape)`` makes each new
+    ``Var`` (and may refuse it by raising)."""
+    env = {}
+    inputs = []
+    for i, v in enumerate(p.inputs):
+        env[v.name] = define(v, tuple(int(s) for s in input_shape(v, i)))
+        inputs.append(env[v.name])
+    for v in p.captures:
+        env[v.name] = v
+    constants = []
+    for i, c in enumerate(p.constants):
+        c = constant(c, i)
+        env[c.var.name] = c.var
+        constants.append(c)
+    eqs = []
+    for i, e in enumerate(p.equations):
+        ps = params(i, e)
+        ins = tuple(env[v.name] for v in e.inputs)
+        shape, dtype = e.prim.abstract(*ins, **dict(ps))
+        out = define(e.out, tuple(int(s) for s in shape))
+        out = out._replace(dtype=np.dtype(dtype))
+        env[out.name] = out
+        eqs.append(e._replace(inputs=ins, params=ps, outs=(out,)))
+    return p.replace(inputs=tuple(inputs), constants=tuple(constants), equations=tuple(eqs),
+                     outputs=tuple(env[v.name] for v in p.outputs),
+                     updates=tuple((i, env[v.name]) for i, v in p.updates))
 
 
 def learn(p1, d1, p2, d2):

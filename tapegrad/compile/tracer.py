@@ -61,14 +61,16 @@ def user_location():
 class SymbolicTensor(Tensor):
     """A tensor inside a trace: it has a shape and a dtype but no value yet."""
 
-    __slots__ = ("_var", "_builder")
+    __slots__ = ("_var", "_builder", "_shape")
     _symbolic = True
 
-    def __init__(self, var, builder):
+    def __init__(self, var, builder, shape=None):
         self._var = var
         self._builder = builder
+        # with symbolic sizes (compile/symbolic.py) the shape holds SymInts; the Var never
+        self._shape = var.shape if shape is None else shape
 
-    shape = property(lambda self: self._var.shape)
+    shape = property(lambda self: self._shape)
     dtype = property(lambda self: self._var.dtype)
     ndim = property(lambda self: len(self._var.shape))
 
@@ -144,13 +146,20 @@ class GraphBuilder:
         self._capture_index = {}       # variable uid -> index in captures
         self._current = {}             # variable uid -> Var of its latest value
         self.lifted, self._lifted_of = [], {}
+        self.sizes = None              # symbolic.Sizes in a trace for all sizes
+        self.sym_shapes = {}           # Var name -> shape holding SymInts
 
     # -- values -----------------------------------------------------------------------------
     def add_input(self, shape, dtype, name="x"):
         """A new explicit input; returns its symbolic tensor."""
-        v = Var(self.names.reserve(identifier(name)), tuple(int(s) for s in shape),
+        v = Var(self.names.reserve(identifier(name)), tuple(int.__int__(s) for s in shape),
                 np.dtype(dtype))
         self.inputs.append(v)
+        if self.sizes is not None:
+            shape = self.sizes.input_shape(len(self.inputs) - 1, v.shape)
+            if any(a is not b for a, b in zip(shape, v.shape)):  # no SymInt comparisons
+                self.sym_shapes[v.name] = shape
+                return SymbolicTensor(v, self, shape)
         return SymbolicTensor(v, self)
 
     def var_of(self, t):
@@ -196,16 +205,37 @@ class GraphBuilder:
     def emit(self, prim, args, params):
         """Record ``prim(*args, **params)``; return its symbolic output."""
         ins = tuple(self.var_of(a) for a in args)
+        multi = getattr(prim, "multiple_results", False)
+        if self.sizes is not None:
+            return self._emit_sized(prim, args, ins, params, multi)
         try:
             res = prim.abstract(*ins, **params)
         except (ValueError, IndexError, np.linalg.LinAlgError) as e:
             raise _op_error(prim, args, params, e) from None
-        multi = getattr(prim, "multiple_results", False)
         outs = tuple(Var(self.names("t"), tuple(int(s) for s in shape), np.dtype(dtype))
                      for shape, dtype in (res if multi else [res]))
         self.equations.append(Equation(prim, ins, make_params(params), outs))
         syms = tuple(SymbolicTensor(v, self) for v in outs)
         return syms if multi else syms[0]
+
+    def _emit_sized(self, prim, args, ins, params, multi):
+        """``emit`` in a trace with symbolic sizes (see compile/symbolic.py)."""
+        try:
+            res, shapes, probe, plain, sym = self.sizes.emit(prim, args, ins, params)
+        except (ValueError, IndexError, np.linalg.LinAlgError) as e:
+            raise _op_error(prim, args, params, e) from None
+        outs = tuple(Var(self.names("t"), shape, np.dtype(dtype))
+                     for shape, (_, dtype) in zip(shapes, res))
+        if sym:
+            self.sizes.params[len(self.equations)] = sym
+        self.equations.append(Equation(prim, ins, make_params(plain), outs))
+        syms = []
+        for v, p in zip(outs, probe):
+            shape = self.sizes.output_shape(v, v.shape, p)
+            if any(a is not b for a, b in zip(shape, v.shape)):
+                self.sym_shapes[v.name] = shape
+            syms.append(SymbolicTensor(v, self, shape))
+        return tuple(syms) if multi else syms[0]
 
     def capture_variable(self, var):
         """A read of ``var``: a fresh symbolic tensor for its current value in this trace."""

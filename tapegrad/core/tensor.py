@@ -243,6 +243,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
                              "(<class 'NoneType'>) to a Tensor.")
         if isinstance(value, (str, bytes)):
             raise TypeError(f"Cannot convert {value!r} to a numeric tensor.")
+        if STATE.tracers and holds_size(value):  # a size that is symbolic in this trace
+            t = sized_constant(value, dtype or _dt.as_dtype(dtype_hint) or _dt.int32)
+            if t is not None:
+                return t
         try:
             arr = np.asarray(value)
         except ValueError as e:
@@ -275,6 +279,20 @@ def _safe_cast(arr, dtype, orig):
     if dtype.kind == "b" and arr.dtype.kind != "b":
         raise TypeError(f"Cannot convert {orig!r} to EagerTensor of dtype bool.")
     return arr.astype(dtype)
+
+
+def holds_size(v):
+    """True for a symbolic size (``compile/symbolic.py``'s ``SymInt``) or a list with one."""
+    if isinstance(v, int):
+        return type(v) is not int and type(v) is not bool and hasattr(v, "expr")
+    return isinstance(v, (list, tuple)) and any(holds_size(x) for x in v)
+
+
+def sized_constant(value, dtype):
+    """``value`` (holding symbolic sizes) as a traced constant re-evaluated per size; None
+    where the trace cannot stage it (the caller then bakes in the current value)."""
+    from tapegrad.compile.symbolic import ctx_of
+    return ctx_of(value).constant(value, dtype)
 
 
 def _holds_tensor(seq):

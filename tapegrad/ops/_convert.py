@@ -8,7 +8,7 @@
 import numpy as np
 
 from tapegrad.core.dispatch import bind
-from tapegrad.core.tensor import Tensor, convert_to_tensor
+from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size
 
 _wrap = Tensor._wrap
 
@@ -33,7 +33,7 @@ def like(v, t):
     Python numbers are cached per (value, dtype): tensors are immutable, so one constant
     object can serve every operation that uses it.
     """
-    if isinstance(v, (bool, int, float)):
+    if isinstance(v, (bool, int, float)) and not holds_size(v):
         dt = t.dtype
         key = (type(v), v, dt)
         c = _consts.get(key)
@@ -129,6 +129,8 @@ def static_shape(shape):
     for s in shape:
         if s is None:
             out.append(-1)
+        elif holds_size(s):  # a symbolic size stays one (compile/symbolic.py)
+            out.append(s)
         else:
             out.append(int(s))
     return tuple(out)

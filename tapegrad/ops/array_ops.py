@@ -6,7 +6,8 @@ import numpy as np
 
 from tapegrad.core import dtypes as _dt
 from tapegrad.core.dispatch import bind
-from tapegrad.core.tensor import Tensor, convert_to_tensor
+from tapegrad.core.state import STATE
+from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size
 from tapegrad.ops._convert import axis1, static_shape, tensor
 from tapegrad.ops._convert import cast as _cast
 from tapegrad.primitives import shape as S
@@ -69,7 +70,7 @@ def reshape(tensor_, shape, name=None):
     if _math.prod(shape) != _math.prod(x.shape):
         raise ValueError(f"reshape: cannot reshape a tensor with {_math.prod(x.shape)} "
                          f"elements of shape {tuple(x.shape)} to shape {shape}.")
-    if shape == tuple(x.shape):
+    if len(shape) == x.ndim and shape == tuple(x.shape):  # rank first: fewer size guards
         return x
     return bind(S.reshape_p, x, shape=shape)
 
@@ -125,7 +126,7 @@ def squeeze(input, axis=None, name=None):
                 raise ValueError(f"squeeze: cannot squeeze axis {a} of size {x.shape[a]} "
                                  f"(shape {tuple(x.shape)}).")
         shape = tuple(s for i, s in enumerate(x.shape) if i not in ax)
-    if shape == tuple(x.shape):
+    if len(shape) == x.ndim and shape == tuple(x.shape):  # rank first: fewer size guards
         return x
     return bind(S.reshape_p, x, shape=shape)
 
@@ -365,12 +366,18 @@ def getitem(x, key):
 
 def size(input, out_type=np.int32, name=None):
     """Number of elements, as a scalar tensor."""
-    return _wrap(np.asarray(int(np.prod(tensor(input).shape)), dtype=out_type))
+    n = _math.prod(tensor(input).shape)
+    if holds_size(n) and STATE.tracers:
+        return convert_to_tensor(n, dtype=out_type)
+    return _wrap(np.asarray(int(n), dtype=out_type))
 
 
 def shape(input, out_type=np.int32, name=None):
     """The shape as a 1-D integer tensor."""
-    return _wrap(np.asarray(tuple(tensor(input).shape), dtype=out_type))
+    shp = tuple(tensor(input).shape)
+    if holds_size(shp) and STATE.tracers:  # staged: the sizes are symbolic in this trace
+        return convert_to_tensor(list(shp), dtype=out_type)
+    return _wrap(np.asarray(shp, dtype=out_type))
 
 
 def rank(input, name=None):
@@ -388,6 +395,17 @@ def _dtype(dtype, default=_dt.float32):
     return _dt.as_dtype(dtype) or default
 
 
+def _full(shape, value, dtype):
+    """``np.full``, staged as a broadcast where ``shape`` holds symbolic sizes (in a trace
+    for all sizes, compile/symbolic.py) so that the size is not baked in."""
+    if STATE.tracers and holds_size(shape):
+        from tapegrad.compile.symbolic import ctx_of
+        t = ctx_of(shape).broadcast(value, shape, dtype)
+        if t is not None:
+            return t
+    return _wrap(np.full(shape, value, dtype))
+
+
 def zeros(shape, dtype=_dt.float32, name=None):
     """A tensor of zeros.
 
@@ -395,30 +413,30 @@ def zeros(shape, dtype=_dt.float32, name=None):
     >>> tf.zeros([2]).numpy().tolist()
     [0.0, 0.0]
     """
-    return _wrap(np.zeros(static_shape(shape), _dtype(dtype)))
+    return _full(static_shape(shape), 0, _dtype(dtype))
 
 
 def ones(shape, dtype=_dt.float32, name=None):
     """A tensor of ones."""
-    return _wrap(np.ones(static_shape(shape), _dtype(dtype)))
+    return _full(static_shape(shape), 1, _dtype(dtype))
 
 
 def zeros_like(input, dtype=None, name=None):
     """Zeros with the shape (and dtype) of ``input``."""
     x = tensor(input)
-    return _wrap(np.zeros(x.shape, _dt.as_dtype(dtype) or x.dtype))
+    return _full(x.shape, 0, _dt.as_dtype(dtype) or x.dtype)
 
 
 def ones_like(input, dtype=None, name=None):
     """Ones with the shape (and dtype) of ``input``."""
     x = tensor(input)
-    return _wrap(np.ones(x.shape, _dt.as_dtype(dtype) or x.dtype))
+    return _full(x.shape, 1, _dt.as_dtype(dtype) or x.dtype)
 
 
 def fill(dims, value, name=None):
     """A tensor of shape ``dims`` filled with ``value``."""
     v = convert_to_tensor(value)
-    return _wrap(np.full(static_shape(dims), v._value, v.dtype))
+    return _full(static_shape(dims), v._value, v.dtype)
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=None):

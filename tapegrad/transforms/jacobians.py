@@ -20,7 +20,7 @@ import numpy as np
 import tapegrad.ops as T
 from tapegrad import config
 from tapegrad.core.state import STATE
-from tapegrad.core.tensor import Tensor
+from tapegrad.core.tensor import Tensor, holds_size
 from tapegrad.tape.rules import jvp_of
 from tapegrad.transforms.batching import BatchedTensor, _batched, batch_level
 
@@ -164,17 +164,29 @@ def _basis(n, start, stop, dtype):
     return rows
 
 
+def _broadcast_seed(rows, shape):
+    """``rows`` repeated over the batch; staged in a trace whose batch size is symbolic
+    (compile/symbolic.py), so that the program holds for every batch size."""
+    if STATE.tracers and holds_size(shape):
+        from tapegrad.compile.symbolic import ctx_of
+        seed = ctx_of(shape).broadcast(rows, shape, rows.dtype)
+        if seed is not None:
+            return seed
+    return np.broadcast_to(rows, shape)
+
+
 def _run_rows(fn, seed, k):
     """``fn(seed_tensor)`` for a seed with a leading axis of ``k`` rows.
 
     Returns a list of results with that leading axis (None where ``fn`` gave None). One row
     runs without the batching interpreter.
     """
+    seed = seed if isinstance(seed, Tensor) else _wrap(seed)
     if k == 1:
-        outs = fn(_wrap(seed[0]))
+        outs = fn(seed[0] if seed._symbolic else _wrap(seed._value[0]))
         return [None if o is None else _lead(o) for o in outs]
     with batch_level() as lvl:
-        outs = fn(_batched(_wrap(seed), lvl))
+        outs = fn(_batched(seed, lvl))
         res = []
         for o in outs:
             if o is None:
@@ -380,8 +392,7 @@ def tape_batch_jacobian(entries, target, source, *, mode="auto", chunk_size=None
     for start, stop in _chunks(n_rows, size):
         k = stop - start
         rows = _basis(n_rows, start, stop, dt).reshape((k, 1) + row_shape)
-        seed = np.broadcast_to(rows, (k, b) + row_shape)
-        (part,) = _run_rows(pass_, seed, k)
+        (part,) = _run_rows(pass_, _broadcast_seed(rows, (k, b) + row_shape), k)
         parts.append((part, k))
     if all(p is None for p, _ in parts):
         return T.zeros(out_shape, dtype=target.dtype)

@@ -1,0 +1,412 @@
+"""Symbolic sizes: trace a function once for every size of its ``None`` dimensions.
+
+In a generalising trace (``input_signature`` with ``None`` dimensions, or the relaxed retrace
+of ``reduce_retracing``) each such dimension of an input is a ``SymInt``: an ``int`` whose
+value is the size of this call, so Python code runs as usual, but whose arithmetic
+(``+ - * // %``) returns new ``SymInt``\\ s carrying an exact expression of the sizes. Params
+such as a reshape's shape thus come out as expressions, and ``tf.shape``, a mean's count
+or ``tf.ones([n])`` become constants or equations whose values are re-evaluated per size.
+
+A program is only reused for a new size when nothing says it might be wrong there:
+
+- every comparison or truth test of a ``SymInt`` (Python branching on ``x.shape[0]``) is a
+  *guard*, re-evaluated at the new size; ``int()``, ``float()`` and ``hash()`` of one pin
+  the size exactly;
+- every equation's shape rule also runs at a second, *probe* size while tracing; the output
+  dimensions that move with it become ``SymInt``\\ s (so ``y.shape[0]`` of any intermediate
+  is symbolic too), and a rule that fails at the probe size marks the trace as size-bound;
+- the size can still escape where Python reads an ``int`` without asking it (NumPy,
+  ``range``), so a finished program in which the traced size appears untracked — a
+  dimension, an integer param or index, a constant equal to ``n`` or ``1 / n`` — is not
+  reused (a coincidence only costs a retrace);
+- a new size rebuilds the program with the primitives' shape rules, requires every
+  dimension that did not move to keep its value, checks the guards, the program
+  (``ir.check``) and one run on zeros (see ``Function._from_template``).
+
+Anything else — an exception, a control-flow sub-program over a sized tensor — means the
+function is traced per size (or learns a template from two traces, ``template.py``).
+"""
+import operator
+
+import numpy as np
+
+from tapegrad.compile import template
+from tapegrad.core.state import STATE
+from tapegrad.core.tensor import Tensor
+from tapegrad.ir import Var
+from tapegrad.primitives.shape import Index
+
+PROBE_OFFSET = 3   # the probe size of a symbol is its traced size plus this
+MIN_SIZE = 2       # a size-0 or size-1 trace broadcasts differently: not generalised
+
+_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+           "floordiv": operator.floordiv, "mod": operator.mod}
+_COMPARE = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+            "gt": operator.gt, "ge": operator.ge}
+
+
+class SymInt(int):
+    """A size known now (``int`` value) and as an expression of the traced sizes (``expr``).
+
+    ``vals`` holds the value at the traced sizes and at the probe sizes.
+    """
+
+    def __new__(cls, vals, expr, ctx):
+        self = int.__new__(cls, vals[0])
+        self.vals, self.expr, self.ctx = vals, expr, ctx
+        return self
+
+    def _binary(self, other, op, swap=False):
+        if isinstance(other, SymInt):
+            ovals, oexpr = other.vals, other.expr
+        elif type(other) is int or isinstance(other, np.integer):
+            ovals, oexpr = (int(other),) * 2, int(other)
+        else:  # a float or anything else: the value leaves the tracked world
+            self.ctx.pin(self)
+            return NotImplemented
+        f = _BINARY[op]
+        a, b = (ovals, self.vals) if swap else (self.vals, ovals)
+        value = f(a[0], b[0])
+        try:
+            probe = f(a[1], b[1])
+        except ZeroDivisionError:
+            self.ctx.taint("a size expression divides by zero at the probe size")
+            probe = value
+        return SymInt((value, probe), (op, oexpr, self.expr) if swap else
+                      (op, self.expr, oexpr), self.ctx)
+
+    def __add__(self, o): return self._binary(o, "add")
+    def __radd__(self, o): return self._binary(o, "add", True)
+    def __sub__(self, o): return self._binary(o, "sub")
+    def __rsub__(self, o): return self._binary(o, "sub", True)
+    def __mul__(self, o): return self._binary(o, "mul")
+    def __rmul__(self, o): return self._binary(o, "mul", True)
+    def __floordiv__(self, o): return self._binary(o, "floordiv")
+    def __rfloordiv__(self, o): return self._binary(o, "floordiv", True)
+    def __mod__(self, o): return self._binary(o, "mod")
+    def __rmod__(self, o): return self._binary(o, "mod", True)
+    def __neg__(self): return self._binary(0, "sub", True)
+    def __pos__(self): return self
+
+    def _compare(self, other, op):
+        if not isinstance(other, (int, np.integer)) or isinstance(other, bool):
+            if isinstance(other, (float, np.floating)):
+                self.ctx.pin(self)
+            return getattr(int, f"__{op}__")(self, other)
+        b = other.expr if isinstance(other, SymInt) else int(other)
+        result = _COMPARE[op](int.__int__(self), int.__int__(other) if isinstance(
+            other, SymInt) else int(other))
+        self.ctx.guard(op, self.expr, b, result)
+        return result
+
+    def __eq__(self, o): return self._compare(o, "eq")
+    def __ne__(self, o): return self._compare(o, "ne")
+    def __lt__(self, o): return self._compare(o, "lt")
+    def __le__(self, o): return self._compare(o, "le")
+    def __gt__(self, o): return self._compare(o, "gt")
+    def __ge__(self, o): return self._compare(o, "ge")
+
+    def __bool__(self):
+        return self._compare(0, "ne")
+
+    def __hash__(self):
+        self.ctx.pin(self)
+        return int.__hash__(int.__int__(self))
+
+    def _pinned(self):
+        self.ctx.pin(self)
+        return int.__int__(self)
+
+    def __int__(self): return self._pinned()
+    def __index__(self): return self._pinned()
+    def __float__(self): return float(self._pinned())
+    def __truediv__(self, o): return self._pinned() / o
+    def __rtruediv__(self, o): return o / self._pinned()
+    def __pow__(self, o): return self._pinned() ** o
+
+    def __repr__(self):
+        return repr(int.__int__(self))
+
+    __str__ = __repr__
+
+    def __reduce__(self):  # a copy (deepcopy, pickle) is the plain size
+        return int, (int.__int__(self),)
+
+
+def evaluate(expr, leaf):
+    """The value of a ``SymInt`` expression; ``leaf(expr)`` gives ``("s", k)`` symbols and
+    ``("v", name, axis)`` dimensions of program values."""
+    if type(expr) is int:
+        return expr
+    tag = expr[0]
+    if tag in ("s", "v"):
+        return leaf(expr)
+    return _BINARY[tag](evaluate(expr[1], leaf), evaluate(expr[2], leaf))
+
+
+def subst(v, f):
+    """``v`` (a param: int, tuple, slice, ``Index``...) with each ``SymInt`` replaced by
+    ``f(sym)``; None if it holds none (so params without sizes are kept as they are)."""
+    if isinstance(v, SymInt):
+        return f(v)
+    if type(v) is tuple:
+        parts = [subst(x, f) for x in v]
+        if all(p is None for p in parts):
+            return None
+        return tuple(x if p is None else p for x, p in zip(v, parts))
+    if type(v) is slice:
+        parts = subst((v.start, v.stop, v.step), f)
+        return None if parts is None else slice(*parts)
+    if type(v) is Index:
+        key = subst(v.key, f)
+        return None if key is None else Index(key)
+    return None
+
+
+def _plain_ints(v):
+    """The plain ints inside a param (ints, tuples, slices, ``Index`` keys)."""
+    if type(v) is int:
+        yield v
+    elif type(v) in (tuple, list):
+        for x in v:
+            yield from _plain_ints(x)
+    elif type(v) is slice:
+        yield from _plain_ints((v.start, v.stop, v.step))
+    elif type(v) is Index:
+        yield from _plain_ints(v.key)
+
+
+class Sizes:
+    """The symbolic sizes of one trace: guards, the reasons not to generalise, and what
+    the finished program needs to be rebuilt for other sizes."""
+
+    def __init__(self, builder, symbols):
+        self.builder = builder
+        self.symbols = symbols       # [(input index, axis)], one symbol each
+        self.base = {}               # symbol -> traced size
+        self.guards = []             # (op, expr, expr, result)
+        self.reasons = []            # why this trace is bound to its sizes
+        self.params = {}             # equation index -> params holding SymInts
+        self.consts = {}             # constant name -> (expressions, dtype)
+        self.closed = False
+
+    def taint(self, why):
+        if not self.closed:
+            self.reasons.append(why)
+
+    def guard(self, op, a, b, result):
+        if not self.closed:
+            self.guards.append((op, a, b, result))
+
+    def pin(self, s):
+        self.guard("eq", s.expr, int.__int__(s), True)
+
+    def input_shape(self, k_input, shape):
+        """The shape of input ``k_input`` with a ``SymInt`` at each symbolic axis."""
+        out = list(shape)
+        for k, (i, axis) in enumerate(self.symbols):
+            if i == k_input:
+                self.base[k] = shape[axis]
+                out[axis] = SymInt((shape[axis], shape[axis] + PROBE_OFFSET), ("s", k), self)
+        return tuple(out)
+
+    def active(self):
+        """True when the innermost trace is this one (not a control-flow branch)."""
+        return not self.closed and STATE.tracers and STATE.tracers[-1] is self.builder
+
+    # -- the tracer's hooks -----------------------------------------------------------------
+    def emit(self, prim, args, ins, params):
+        """Shapes of ``prim``'s outputs, with ``SymInt``\\ s where they move with the size,
+        and the params to record (plain ints; the symbolic ones are kept aside)."""
+        plain = {k: _at(v, 0) for k, v in params.items()}
+        res = prim.abstract(*ins, **plain)
+        multi = getattr(prim, "multiple_results", False)
+        res = res if multi else [res]
+        shapes = [tuple(int(s) for s in shape) for shape, _ in res]
+        sym = {k: v for k, v in params.items() if holds_sym(v) or subst(v, _zero) is not None}
+        if any(_has_program(v) for v in params.values()) and any(
+                isinstance(s, SymInt) for a in args for s in getattr(a, "_shape", ())):
+            self.taint(f"{prim.name} holds a sub-program over a sized tensor")
+        try:
+            probe = prim.abstract(*(Var(v.name, _probe_shape(a, v), v.dtype)
+                                    for a, v in zip(args, ins)),
+                                  **{k: _at(v, 1) for k, v in params.items()})
+            probe = [tuple(int(s) for s in shape)
+                     for shape, _ in (probe if multi else [probe])]
+        except Exception as e:  # noqa: BLE001 - any failure: this program is size-bound
+            self.taint(f"{prim.name} does not hold at the probe size ({e})")
+            probe = shapes
+        return res, shapes, probe, plain, sym
+
+    def output_shape(self, var, shape, probe):
+        return tuple(s if s == p else SymInt((s, p), ("v", var.name, axis), self)
+                     for axis, (s, p) in enumerate(zip(shape, probe)))
+
+    def constant(self, value, dtype):
+        """A symbolic tensor for ``value`` (a ``SymInt`` or a list of ints and ``SymInt``\\ s),
+        re-evaluated per size; None when this trace cannot stage it."""
+        if not self.active():
+            self.taint("a size became a constant outside the main trace")
+            return None
+        arr = np.asarray(_at(value, 0, list_ok=True), dtype)
+        t = Tensor._wrap(arr)
+        var = self.builder.var_of(t)
+        self.consts[var.name] = (value, arr.dtype)
+        from tapegrad.compile.tracer import SymbolicTensor
+        return SymbolicTensor(var, self.builder)
+
+    def broadcast(self, value, shape, dtype):
+        """``value`` broadcast to ``shape`` (holding ``SymInt``\\ s), staged in the trace."""
+        if not self.active():
+            self.taint("a sized constant outside the main trace")
+            return None
+        from tapegrad.primitives import shape as S
+        small = Tensor._wrap(np.asarray(value, dtype))
+        return self.builder.emit(S.broadcast_to_p, (small,), {"shape": tuple(shape)})
+
+    # -- the result -------------------------------------------------------------------------
+    def finish(self, program, sym_shapes):
+        """A ``SymbolicTemplate`` for ``program``, or None (with ``reasons``) if it may not
+        hold for other sizes."""
+        self.closed = True
+        base = set(self.base.values())
+        if min(base, default=0) < MIN_SIZE:
+            self.reasons.append("traced at size 0 or 1")
+        sym_axes = {name: {i for i, s in enumerate(shape) if isinstance(s, SymInt)}
+                    for name, shape in sym_shapes.items()}
+        values = list(program.inputs) + [c.var for c in program.constants] + [
+            v for e in program.equations for v in e.outs]
+        for v in values:
+            axes = sym_axes.get(v.name, ())
+            if any(s in base for i, s in enumerate(v.shape) if i not in axes):
+                self.reasons.append(f"the size appears untracked in the shape of {v.name}")
+        for i, e in enumerate(program.equations):
+            sym = self.params.get(i, {})
+            for k, v in e.params:
+                if k not in sym and any(n in base for n in _plain_ints(v)):
+                    self.reasons.append(f"the size appears untracked in {e.prim.name}.{k}")
+                # x[n - 1] with a plain n - 1: a Python loop over range(n), most likely
+                if type(v) is Index and k not in sym and any(
+                        n + 1 in base or -n in base for n in _plain_ints(v) if n):
+                    self.reasons.append(f"{e.prim.name} indexes the last element by number")
+        for c in program.constants:
+            if c.var.name in self.consts or np.asarray(c.value).dtype.kind not in "iuf":
+                continue
+            val = np.asarray(c.value)
+            for n in base:
+                if np.any(val == n) or (val.dtype.kind == "f" and np.any(
+                        val == val.dtype.type(1.0 / n))):
+                    self.reasons.append(f"constant {c.var.name} holds the size or 1/size")
+        if any(len(e.outs) != 1 for e in program.equations):
+            self.reasons.append("an equation with several results")
+        if self.reasons:
+            return None
+        return SymbolicTemplate(program, self.symbols, self.params, self.consts, sym_axes,
+                                self.guards)
+
+
+class SymbolicTemplate:
+    """A program traced with symbolic sizes, rebuilt for the sizes of a new call."""
+
+    def __init__(self, program, symbols, params, consts, sym_axes, guards):
+        self.program, self.symbols, self.params = program, symbols, params
+        self.consts, self.sym_axes, self.guards = consts, sym_axes, guards
+
+    def instantiate(self, shapes):
+        """The program for input shapes ``shapes``; raises if it may not hold there."""
+        p = self.program
+        sizes = [shapes[i][axis] for i, axis in self.symbols]
+        env = {}
+
+        def leaf(expr):
+            return sizes[expr[1]] if expr[0] == "s" else env[expr[1]].shape[expr[2]]
+
+        def value(s):
+            return evaluate(s.expr, leaf)
+
+        def define(v, new):
+            axes = self.sym_axes.get(v.name, ())
+            if len(new) != len(v.shape) or any(
+                    a != b for i, (a, b) in enumerate(zip(new, v.shape)) if i not in axes):
+                raise ValueError(f"{v.name}: a dimension that did not move with the size "
+                                 f"changed ({v.shape} -> {new})")
+            env[v.name] = Var(v.name, tuple(new), v.dtype)
+            return env[v.name]
+
+        def constant(c):
+            exprs = self.consts.get(c.var.name)
+            if exprs is None:
+                return c
+            arr = np.asarray(_eval_nested(exprs[0], value), exprs[1])
+            if arr.shape != c.var.shape:
+                raise ValueError(f"constant {c.var.name} changed shape")
+            return type(c)(c.var, arr)
+
+        def params(i, e):
+            sym = self.params.get(i)
+            if not sym:
+                return e.params
+            return tuple((k, subst(sym[k], value) if k in sym else v) for k, v in e.params)
+
+        # shapes never depend on constant values, so a size constant (which may name any
+        # value's dimension) is filled in once every shape is known
+        program = template.rebuild(p, lambda v, i: shapes[i], lambda c, i: c, params, define)
+        program = program.replace(constants=tuple(constant(c) for c in program.constants))
+        for op, a, b, result in self.guards:
+            if _COMPARE[op](evaluate(a, leaf), evaluate(b, leaf)) != result:
+                raise ValueError("a size guard does not hold")
+        return program
+
+
+def _eval_nested(v, value):
+    if isinstance(v, SymInt):
+        return value(v)
+    if isinstance(v, (list, tuple)):
+        return [_eval_nested(x, value) for x in v]
+    return v
+
+
+def _at(v, k, list_ok=False):
+    """``v`` with each ``SymInt`` replaced by its value at the traced (0) or probe (1) size."""
+    if list_ok and isinstance(v, list):
+        v = tuple(v)
+    out = subst(v, lambda s: s.vals[k])
+    if out is None:
+        return v
+    return list(out) if list_ok and isinstance(out, tuple) else out
+
+
+def _zero(s):
+    return 0
+
+
+def _probe_shape(a, v):
+    shape = getattr(a, "_shape", None)
+    if shape is None or getattr(a, "_builder", None) is None:
+        return v.shape
+    return tuple(s.vals[1] if isinstance(s, SymInt) else s for s in shape)
+
+
+def _has_program(v):
+    from tapegrad.ir import Program
+    if isinstance(v, Program):
+        return True
+    return isinstance(v, (tuple, list)) and any(_has_program(x) for x in v)
+
+
+def holds_sym(value):
+    """True if ``value`` is a ``SymInt`` or a list/tuple holding one (at any depth)."""
+    if isinstance(value, SymInt):
+        return True
+    return isinstance(value, (list, tuple)) and any(holds_sym(v) for v in value)
+
+
+def ctx_of(value):
+    """The ``Sizes`` of the first ``SymInt`` in ``value``."""
+    if isinstance(value, SymInt):
+        return value.ctx
+    for v in value:
+        c = ctx_of(v) if isinstance(v, (SymInt, list, tuple)) else None
+        if c is not None:
+            return c
+    return None
