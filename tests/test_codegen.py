@@ -256,3 +256,22 @@ def test_concrete_function_from_a_bare_program():
     assert out["a"].numpy().tolist() == [2.0, 3.0] and out["b"].numpy().tolist() == [2.0, 2.0]
     with pytest.raises(ValueError, match="captures 1 variables"):
         ConcreteFunction.from_program(cf0.program, [])
+
+
+@pytest.mark.parametrize("rows", [1, 2, 16, 128, 129])
+def test_matmul_with_a_transposed_matrix_reads_it_contiguously(rows):
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((rows, 24))
+    w = rng.standard_normal((40, 24))
+    f = tf.function(lambda g, w: tf.matmul(g, tf.transpose(w)))
+    cf = f.get_concrete_function(tf.constant(g), tf.constant(w))
+    np.testing.assert_allclose(f(g, w).numpy(), g @ w.T, rtol=1e-12)
+    assert ("W read contiguously" in cf.source()) == (1 < rows <= 128)
+
+
+def test_matmul_with_inner_size_one_is_an_outer_product():
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((5, 1)), rng.standard_normal((1, 7))
+    f = tf.function(lambda a, b: tf.matmul(a, b))
+    np.testing.assert_allclose(f(a, b).numpy(), a @ b, rtol=1e-12)
+    assert "outer product" in f.get_concrete_function(tf.constant(a), tf.constant(b)).source()
