@@ -261,8 +261,8 @@ def test_concrete_function_from_a_bare_program():
 @pytest.mark.parametrize("rows", [1, 2, 16, 128, 129])
 def test_matmul_with_a_transposed_matrix_reads_it_contiguously(rows):
     rng = np.random.default_rng(0)
-    g = rng.standard_normal((rows, 24))
-    w = rng.standard_normal((40, 24))
+    g = rng.standard_normal((rows, 130))
+    w = rng.standard_normal((140, 130))
     f = tf.function(lambda g, w: tf.matmul(g, tf.transpose(w)))
     cf = f.get_concrete_function(tf.constant(g), tf.constant(w))
     np.testing.assert_allclose(f(g, w).numpy(), g @ w.T, rtol=1e-12)

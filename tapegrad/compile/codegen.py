@@ -551,8 +551,10 @@ def _matmul_form(e, made_by, ren):
 
     - inner size 1 (an outer product, e.g. the weight cotangent of a layer with one output):
       a broadcast multiply, one product per element and no BLAS call (2-3x faster);
-    - a few rows times a transposed matrix (``g @ W.T``, the input cotangent of a dense
-      layer): ``(W @ g.T).T`` reads W contiguously, up to 2x faster for 16-128 rows.
+    - a few rows times a large transposed matrix (``g @ W.T``, the input cotangent of a
+      dense layer): ``(W @ g.T).T`` reads W contiguously, up to 2x faster for 16-128 rows
+      and W of 128 x 128 or more (below that the gain is nil, and the transposed result
+      slows the elementwise operations that follow).
     The eager implementation (``primitives/linalg._matmul``) makes the same choices.
     """
     if e.prim.name != "matmul":
@@ -564,7 +566,7 @@ def _matmul_form(e, made_by, ren):
         return f"{ren[a.name]} * {ren[b.name]}  # matmul with inner size 1: an outer product"
     t = made_by.get(b.name)
     if t is not None and t.prim.name == "transpose" and t.inputs[0].ndim == 2 \
-            and 1 < a.shape[0] <= 128:
+            and 1 < a.shape[0] <= 128 and min(b.shape) >= 128:
         return f"({ren[t.inputs[0].name]} @ {ren[a.name]}.T).T  # matmul, W read contiguously"
     return None
 
