@@ -138,23 +138,33 @@ def _find(entries, n, seeds, sources, what, compute, sort_sources=False):
 def _key(entries, n, seeds, sources, sort_sources):
     """``(key, leaves, sources)``, or None for a tape this cache does not take."""
     pos = {}
+    get = pos.get
     leaves = []
     parts = []
+    append = parts.append
     for k in range(n):
         prim, args, params, out = entries[k]
         if type(prim) is not Primitive or prim.name in _UNCACHED or type(out) is not Tensor:
             return None
-        refs = []
-        for a in args:
-            r = pos.get(id(a))
+        if len(args) == 1:  # most entries: one argument, unrolled
+            a = args[0]
+            r = get(id(a))
             if r is None:
-                if type(a) is not Tensor and type(a) is not Variable:  # vmap, trace: not ours
+                r = _leaf(a, pos, leaves)
+                if r is None:
                     return None
-                r = pos[id(a)] = -1 - len(leaves)
-                leaves.append(a)
-            refs.append(r)
-        parts.append((prim, tuple(refs), tuple(params.items()) if params else (),
-                      out._value.shape))
+            refs = (r,)
+        else:
+            refs = []
+            for a in args:
+                r = get(id(a))
+                if r is None:
+                    r = _leaf(a, pos, leaves)
+                    if r is None:
+                        return None
+                refs.append(r)
+            refs = tuple(refs)
+        append((prim, refs, tuple(params.items()) if params else (), out._value.shape))
         pos[id(out)] = k
     for a in leaves:
         v = a._value
@@ -176,6 +186,15 @@ def _key(entries, n, seeds, sources, sort_sources):
         refs.append((s.shape, s.dtype) if r is None else r)
     parts.append(("sources",) + tuple(refs))
     return tuple(parts), leaves, sources
+
+
+def _leaf(a, pos, leaves):
+    """The (negative) position of a new leaf ``a``; None if it is not a plain tensor."""
+    if type(a) is not Tensor and type(a) is not Variable:  # vmap or trace: not ours
+        return None
+    r = pos[id(a)] = -1 - len(leaves)
+    leaves.append(a)
+    return r
 
 
 def _values(entries, n, leaves, seeds):
