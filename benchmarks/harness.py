@@ -4,7 +4,7 @@ A ``Row`` is one workload case in one mode (eager or compiled); it holds one or 
 per system. For each row the harness builds every implementation, calls it once (compile and
 first-call cost, excluded from timing), checks the result against the row's reference, calls
 it once more as warm-up, picks a loop count so one repeat lasts about ``target`` seconds
-(timeit-style), and then times ``repeats`` rounds, interleaving the systems round by round so
+(timeit-style), checks the result of a warm call too, and then times ``repeats`` rounds, interleaving the systems round by round so
 that drift in machine load hits all of them alike. The reported time is the median per call.
 Where a system has several implementations in a row, the fastest one whose result matches is
 reported for it (all are kept in the JSON).
@@ -136,6 +136,11 @@ def _prepare(impl, row, ref, opts):
         thunk()  # warm-up
         slow = time.perf_counter() - t0 >= opts.target  # then one call per repeat
         rec["loops"] = 1 if slow else calibrate(thunk, opts.target)
+        # and again once warm: what is timed may be another code path (tapegrad compiles the
+        # derivative passes of a tape structure it has seen twice; JAX and TF cache too)
+        ok2, detail2 = check(to_numpy(thunk()), ref, row.rtol, row.atol)
+        if ok is not None and not ok2:
+            rec["check"], rec["check_detail"] = "MISMATCH", "after warm-up: " + detail2
     except Unavailable as e:  # a peer missing is a skip; a tapegrad API missing is n/a
         rec.update(status="n/a" if impl.system == "tapegrad" else "skip", reason=str(e))
         return rec, None
