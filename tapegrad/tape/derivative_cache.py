@@ -26,8 +26,10 @@ Switch it off with ``tapegrad.config.set_derivative_cache(False)``.
 >>> for _ in range(3):  # the third gradient runs generated code
 ...     with tf.GradientTape() as g:
 ...         g.watch(x)
-...         y = tf.reduce_sum(tf.sin(x) * x)
-...     dx = g.gradient(y, x)
+...         y = x
+...         for _ in range(4):
+...             y = tf.sin(y) * x
+...         dx = g.gradient(tf.reduce_sum(y), x)
 >>> hits(), len(cached_sources())
 (1, 1)
 """
@@ -39,6 +41,7 @@ from tapegrad.core.tensor import Tensor, Variable
 
 # Sub-programs in params (control flow) are costly to hash and compare: those stay interpretive.
 _UNCACHED = frozenset({"cond", "while_loop"})
+MIN_ENTRIES = 8      # shorter tapes: the interpreter is as fast as keying and calling
 MAX_ENTRIES = 4096   # longer tapes: the key would cost more than the pass saves
 MAX_KEYS = 256       # structures remembered at once (oldest forgotten first)
 _FAILED = "failed"   # a structure that could not be traced (stays interpretive)
@@ -63,33 +66,33 @@ def gradient(entries, n, seeds, source_ids):
 
     ``entries[:n]``: the tape; ``seeds``: ``{id: Tensor}``; ``source_ids``: a set.
     """
-    from tapegrad.tape.gradient_tape import backward
-
-    def compute(sym_entries, sym_seeds, sym_sources):
-        cts = backward(sym_entries, sym_seeds, {id(s) for s in sym_sources})
-        return [cts.get(id(s)) for s in sym_sources]
-
     # sources in a canonical order (a set's order follows ids, which change every step)
-    found = _find(entries, n, seeds, source_ids, "gradient", compute, sort_sources=True)
+    found = _find(entries, n, seeds, source_ids, "gradient", _gradient_pass, sort_sources=True)
     if found is None:
         return None
     results, sources = found
     return {sid: r for (_, sid), r in zip(sources, results) if r is not None}
 
 
+def _gradient_pass(sym_entries, sym_seeds, sym_sources):
+    from tapegrad.tape.gradient_tape import backward
+    cts = backward(sym_entries, sym_seeds, {id(s) for s in sym_sources})
+    return [cts.get(id(s)) for s in sym_sources]
+
+
 def jacobian(entries, n, target, sources, mode, chunk_size):
     """``tape_jacobians(entries, [target], sources)[0]`` by compiled code, or None."""
-    from tapegrad.transforms.jacobians import tape_jacobians
-
-    def compute(sym_entries, sym_seeds, sym_sources):
-        (sym_target,) = sym_seeds.values()
-        (out,) = tape_jacobians(sym_entries, [sym_target], sym_sources, mode=mode,
-                                chunk_size=chunk_size)
-        return out
-
     found = _find(entries, n, {id(target): None}, list(sources),
-                  ("jacobian", mode, chunk_size), compute)
+                  ("jacobian", mode, chunk_size), _jacobian_pass)
     return None if found is None else found[0]
+
+
+def _jacobian_pass(sym_entries, sym_seeds, sym_sources, what):
+    from tapegrad.transforms.jacobians import tape_jacobians
+    (sym_target,) = sym_seeds.values()
+    (out,) = tape_jacobians(sym_entries, [sym_target], sym_sources, mode=what[1],
+                            chunk_size=what[2])
+    return out
 
 
 # -- the machinery --------------------------------------------------------------------------
@@ -100,7 +103,7 @@ def _find(entries, n, seeds, sources, what, compute, sort_sources=False):
     runs the pass on symbolic stand-ins ``(entries, seeds, sources)`` — where a target's
     seed stands for the target itself — and returns one tensor or None per source.
     """
-    if not config.derivative_cache() or n == 0 or n > MAX_ENTRIES:
+    if n < MIN_ENTRIES or n > MAX_ENTRIES or not config.derivative_cache():
         return None
     pre = (n, entries[0][0], entries[n - 1][0], len(seeds), what)
     if pre not in _seen:
@@ -127,7 +130,7 @@ def _find(entries, n, seeds, sources, what, compute, sort_sources=False):
     if hit is _FAILED:
         return None
     if type(hit) is not _Compiled:
-        hit = _compile(entries, n, leaves, seeds, sources, key[1], compute)
+        hit = _compile(entries, n, leaves, seeds, sources, key[1], what, compute)
         with _lock:
             _cache[key] = _FAILED if hit is None else hit
         if hit is None:
@@ -216,7 +219,7 @@ def _call(compiled, entries, n, leaves, seeds, n_sources):
     return results
 
 
-def _compile(entries, n, leaves, seeds, sources, key, compute):
+def _compile(entries, n, leaves, seeds, sources, key, what, compute):
     """Trace the pass of this structure on symbolic stand-ins; None if impossible."""
     # imported here: the compiler imports the ops, which import the tape
     from tapegrad.compile.codegen import compile_program
@@ -247,7 +250,8 @@ def _compile(entries, n, leaves, seeds, sources, key, compute):
                     sym_sources.append(syms[-1 - r] if r < 0 else outs[r])
                 else:  # off the tape: a stand-in that nothing depends on
                     sym_sources.append(b.add_input(r[0], r[1], "unused"))
-            results = compute(sym_entries, sym_seeds, sym_sources)
+            results = (compute(sym_entries, sym_seeds, sym_sources) if what == "gradient"
+                       else compute(sym_entries, sym_seeds, sym_sources, what))
             found = [i for i, r in enumerate(results) if r is not None]
             if not found:
                 return None
