@@ -134,6 +134,19 @@ def test_a_size_read_by_numpy_is_not_reused():
     assert len(calls) == 2
 
 
+@pytest.mark.parametrize("scale", [
+    lambda n: np.sqrt(n), lambda n: np.log(n) + 1.0, lambda n: np.float64(3.0) / np.sqrt(n),
+    lambda n: 2.0 / n, lambda n: n ** 0.5, lambda n: float(n) - 0.5])
+def test_a_value_computed_from_the_size_is_not_reused(scale):
+    # non-linear functions of the size (a NumPy ufunc, a float division, a power) must not
+    # be baked in for other sizes: each size gets its own trace, and the right number
+    def fn(x):
+        return x * scale(x.shape[0])
+    f, calls = _counting(fn, input_signature=_sig(None, 3))
+    _check(f, fn, (5, 7, 5))
+    assert len(calls) == 2
+
+
 def test_a_python_loop_over_the_size_is_not_reused():
     def fn(x):
         total = x[0] * 0.0
@@ -160,3 +173,37 @@ def test_concrete_function_and_saving(tmp_path):
     tf.saved.save(cf4, str(tmp_path / "m.tgz"))
     np.testing.assert_allclose(tf.saved.load(str(tmp_path / "m.tgz"))(x).numpy(),
                                x.mean(0) * 3.0)
+
+
+SCALE = 0.25
+
+
+class _Scaled:
+    def __init__(self):
+        self.scale = 1.5
+
+    def __call__(self, x):
+        return x * self.scale
+
+
+def test_numbers_that_existed_before_the_trace_keep_it_for_all_sizes():
+    # literals, globals, closure values, attributes of self, library constants (gelu's 0.5,
+    # softplus): none of them can depend on the size, so one trace serves every size
+    half = 0.5
+    obj = _Scaled()
+
+    def fn(x):
+        y = x * 0.5 + SCALE * x - half * tf.nn.gelu(x) + obj(x)
+        return y + tf.constant([1.0, 2.0, 3.0], tf.float64) + tf.nn.softplus(x)
+    f, calls = _counting(fn, input_signature=_sig(None, 3))
+    _check(f, fn, SIZES[:4])
+    assert len(calls) == 1
+
+
+def test_a_float_computed_from_the_size_through_a_local_is_not_reused():
+    def fn(x):
+        s = 2.0 / x.shape[0]  # float.__truediv__: the SymInt is never asked
+        return x * s + tf.constant(np.full((3,), 1.0 / (x.shape[0] + 1.0)))
+    f, calls = _counting(fn, input_signature=_sig(None, 3))
+    _check(f, fn, (5, 7, 5))
+    assert len(calls) == 2

@@ -26,7 +26,10 @@ A program is only reused for a new size when nothing says it might be wrong ther
 Anything else — an exception, a control-flow sub-program over a sized tensor — means the
 function is traced per size (or learns a template from two traces, ``template.py``).
 """
+import inspect
 import operator
+import os
+import sys
 
 import numpy as np
 
@@ -123,6 +126,17 @@ class SymInt(int):
     def __truediv__(self, o): return self._pinned() / o
     def __rtruediv__(self, o): return o / self._pinned()
     def __pow__(self, o): return self._pinned() ** o
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # NumPy computing with a size (np.sqrt(x.shape[0])): the result leaves the tracked
+        # world, so the trace holds for these sizes only. (NumPy asks an int subclass here;
+        # np.asarray(n) and np.float32(n) it does not ask: the leak scan sees those values.)
+        ins = []
+        for i in inputs:
+            if isinstance(i, SymInt):
+                i = i._pinned()
+            ins.append(i)
+        return getattr(ufunc, method)(*ins, **kwargs)
 
     def __repr__(self):
         return repr(int.__int__(self))
@@ -303,6 +317,97 @@ class Sizes:
             return None
         return SymbolicTemplate(program, self.symbols, self.params, self.consts, sym_axes,
                                 self.guards)
+
+
+# -- numbers computed in Python ------------------------------------------------------------
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def note_conversion(value):
+    """A Python or NumPy number becoming a tensor in a trace for all sizes (``like``,
+    ``convert_to_tensor``): taint the trace if a number the user passed in may have been
+    computed from a size.
+
+    A ``SymInt`` is an ``int``, so ``2.0 / x.shape[0]`` runs ``float.__truediv__``, which
+    never asks it: the result is a plain float equal to 2/n at the traced n only. Such a
+    float is a new object, where literals, globals, closure values and attributes of
+    ``self`` are objects that existed before the trace. So the float arguments of the
+    tapegrad function the user called (``x * s``, ``tf.constant(v)``, ``leaky_relu(x, a)``)
+    must each be one of those objects in the user's frames; otherwise the program is bound
+    to its size and the next size is traced again (correct, only slower), where a reuse
+    would give a wrong number. Numbers tapegrad computes itself (gelu's 1/sqrt(2)) are not
+    the user's and need no check.
+    """
+    b = STATE.tracers[-1] if STATE.tracers else None
+    sizes = getattr(b, "sizes", None)
+    if sizes is None or sizes.closed or not _floating(value):
+        return
+    f = sys._getframe(2)
+    entry = None
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG):
+        entry, f = f, f.f_back
+    if f is None or entry is None:
+        return
+    users = []  # the user's frames, up to the tracer that called the traced function
+    while f is not None and not os.path.abspath(f.f_code.co_filename).startswith(_PKG):
+        users.append(f)
+        f = f.f_back
+    code = entry.f_code
+    n_args = code.co_argcount + code.co_kwonlyargcount
+    n_args += bool(code.co_flags & inspect.CO_VARARGS)
+    n_args += bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    names = code.co_varnames[:n_args]
+    for n in names:
+        v = entry.f_locals.get(n)
+        if _floating(v) and not _known(v, users):
+            where = f"{users[0].f_code.co_filename}:{users[0].f_lineno}"
+            sizes.taint(f"a number computed while tracing ({where}) may depend on the size")
+            return
+
+
+def _floating(v):
+    if isinstance(v, (bool, int, np.integer, np.bool_)):
+        return False
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind in "fc"
+    if isinstance(v, (list, tuple)):
+        return any(_floating(x) for x in v)
+    if isinstance(v, dict):
+        return any(_floating(x) for x in v.values())
+    return isinstance(v, (float, complex, np.floating, np.complexfloating))
+
+
+def _known(v, frames):
+    """Whether ``v`` is an object that existed before: a literal, a global, a closure value
+    or an attribute of ``self`` in one of ``frames`` (lists: each element)."""
+    if isinstance(v, (list, tuple, dict)) and not _in_frames(v, frames):
+        items = v.values() if isinstance(v, dict) else v
+        return all(not _floating(x) or _known(x, frames) for x in items)
+    return _in_frames(v, frames)
+
+
+def _in_frames(v, frames):
+    for f in frames:
+        code = f.f_code
+        if any(c is v for c in _consts(code.co_consts)):
+            return True
+        if any(x is v for x in f.f_globals.values()):
+            return True
+        local = f.f_locals
+        if any(local.get(n) is v for n in code.co_freevars):
+            return True
+        owner = local.get("self")
+        if owner is not None and any(x is v for x in getattr(owner, "__dict__", {}).values()):
+            return True
+    return False
+
+
+def _consts(consts):
+    for c in consts:
+        if type(c) is tuple:
+            yield from _consts(c)
+        else:
+            yield c
 
 
 class SymbolicTemplate:

@@ -235,18 +235,22 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if isinstance(value, (list, tuple)) and _holds_tensor(value):
         from tapegrad.ops import array_ops
         return array_ops.stack([convert_to_tensor(v, dtype=dtype) for v in value])
+    arr = None
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         arr = np.asarray(value)
+    elif value is None:
+        raise ValueError("Attempt to convert a value (None) with an unsupported type "
+                         "(<class 'NoneType'>) to a Tensor.")
     else:
-        if value is None:
-            raise ValueError("Attempt to convert a value (None) with an unsupported type "
-                             "(<class 'NoneType'>) to a Tensor.")
         if isinstance(value, (str, bytes)):
             raise TypeError(f"Cannot convert {value!r} to a numeric tensor.")
         if STATE.tracers and holds_size(value):  # a size that is symbolic in this trace
             t = sized_constant(value, dtype or _dt.as_dtype(dtype_hint) or _dt.int32)
             if t is not None:
                 return t
+    if STATE.tracers:
+        note_conversion(value)
+    if arr is None:
         try:
             arr = np.asarray(value)
         except ValueError as e:
@@ -286,6 +290,12 @@ def holds_size(v):
     if isinstance(v, int):
         return type(v) is not int and type(v) is not bool and hasattr(v, "expr")
     return isinstance(v, (list, tuple)) and any(holds_size(x) for x in v)
+
+
+def note_conversion(value):
+    """In a trace for all sizes: see ``compile/symbolic.py``'s ``note_conversion``."""
+    from tapegrad.compile.symbolic import note_conversion as note
+    note(value)
 
 
 def sized_constant(value, dtype):

@@ -8,7 +8,8 @@
 import numpy as np
 
 from tapegrad.core.dispatch import bind
-from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size
+from tapegrad.core.state import STATE
+from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, note_conversion
 
 _wrap = Tensor._wrap
 
@@ -34,6 +35,8 @@ def like(v, t):
     object can serve every operation that uses it.
     """
     if isinstance(v, (bool, int, float)) and not holds_size(v):
+        if STATE.tracers:  # in a trace for all sizes, a float computed from a size binds it
+            note_conversion(v)
         dt = t.dtype
         key = (type(v), v, dt)
         c = _consts.get(key)
