@@ -1,7 +1,8 @@
 """Algebraic simplification: x*1, x+0, x-0, x/1, x*0, --x, x**0, x**1, x**2 -> x*x,
 chains of scalar-constant products, merged scatters (index_add + index_add), logical
 and/or/where with a constant condition, transpose of a transpose, reshape and broadcast
-chains, casts to the same dtype, sums of broadcasts. A constant holding one repeated value
+chains, casts to the same dtype, sums of broadcasts, elementwise operations moved inside
+a broadcast (or dropping it, where another operand is as large). A constant holding one repeated value
 becomes a scalar where the elementwise operation broadcasts it anyway (cheaper, and the
 generated code shows the number).
 
@@ -107,7 +108,41 @@ def _zeros(out, ctx):
 
 def _rewrite(e, ctx):
     rule = _RULES.get(e.prim.name)
-    return rule(e, ctx, e.out, *e.inputs) if rule is not None else None
+    res = rule(e, ctx, e.out, *e.inputs) if rule is not None else None
+    return res if res is not None else _sink_broadcast(e, ctx)
+
+
+def _spread(v, ctx):
+    """``z`` if ``v`` only spreads a smaller value: ``broadcast_to(z)``, or a reshape of a
+    one-element ``z`` (a loss's scalar seed made (1, 1)); else None."""
+    b = ctx.prod(v, "broadcast_to")
+    if b is None:
+        b = ctx.prod(v, "reshape")
+        if b is None or b.inputs[0].size != 1 or v.size != 1 or v.ndim < b.inputs[0].ndim:
+            return None
+    return b.inputs[0]
+
+
+def _sink_broadcast(e, ctx):
+    """``op(broadcast_to(z), c)`` -> ``broadcast_to(op(z, c))`` where nothing else is as large:
+    the operation runs on the small value (the scalar seed of a loss times 2/N, say), and
+    the broadcast usually vanishes against a full-size operand later (``_scalarize``)."""
+    if e.prim.name not in _ELEMENTWISE or len(e.outs) != 1:
+        return None
+    ins = [_spread(v, ctx) or v for v in e.inputs]
+    if ins == list(e.inputs):
+        return None
+    try:
+        small = tuple(np.broadcast_shapes(*[v.shape for v in ins]))
+        shape, dtype = e.prim.abstract(*ins, **dict(e.params))
+    except (ValueError, TypeError):
+        return None
+    if small == e.out.shape or tuple(shape) != small or np.dtype(dtype) != e.out.dtype \
+            or len(small) > e.out.ndim:
+        return None
+    inner = Equation(e.prim, tuple(ins), e.params, (Var(ctx.names("s"), small, e.out.dtype),))
+    outer = ctx.eqn("broadcast_to", [inner.out], e.out.shape, e.out.dtype, shape=e.out.shape)
+    return [inner, outer], outer.out
 
 
 _ELEMENTWISE = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "mod",
@@ -140,6 +175,11 @@ def _scalarize(e, ctx):
             continue
         others = [w.shape for j, w in enumerate(ins) if j != i]
         if not others:
+            continue
+        z = _spread(v, ctx)
+        if z is not None and z.dtype == v.dtype and tuple(
+                np.broadcast_shapes(z.shape, *others)) == e.out.shape:
+            ins[i] = z  # the other operands are as large: NumPy broadcasts z itself
             continue
         if ctx.uniform(v) is not None:
             if tuple(np.broadcast_shapes(*others)) == e.out.shape:

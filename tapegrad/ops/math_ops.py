@@ -2,6 +2,7 @@
 import numpy as np
 
 from tapegrad.core.dispatch import bind
+from tapegrad.core.tensor import Tensor
 from tapegrad.ops._convert import axes, axis1, binary, cast, tensor
 from tapegrad.primitives import elementwise as E
 from tapegrad.primitives import reductions as R
@@ -9,6 +10,8 @@ from tapegrad.primitives import reductions as R
 
 def _unary(prim, doc):
     def op(x, name=None):
+        if type(x) is Tensor:  # the common case, without the conversion call
+            return bind(prim, x)
         return bind(prim, tensor(x))
     op.__name__ = prim.name
     op.__doc__ = doc
@@ -17,7 +20,8 @@ def _unary(prim, doc):
 
 def _binary_op(prim, doc):
     def op(x, y, name=None):
-        x, y = binary(x, y)
+        if type(x) is not Tensor or type(y) is not Tensor or x.dtype != y.dtype:
+            x, y = binary(x, y)
         return bind(prim, x, y)
     op.__name__ = prim.name
     op.__doc__ = doc

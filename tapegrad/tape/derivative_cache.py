@@ -10,7 +10,7 @@ own — optimised, compiled to NumPy source, and reused: later tapes of that str
 their saved arrays to the generated code.
 
 The structure key holds everything a rule sees besides array values: per entry, the
-primitive, its params, the output shape, and where each argument comes from (an earlier
+primitive, its params and where each argument comes from (an earlier
 entry's output, or a leaf numbered by first use, with its shape and dtype); then what is
 asked (a gradient or a Jacobian, and its options), and where the seeds, targets and
 sources sit. Tracing itself guarantees that no rule branched on a value: such a branch
@@ -147,7 +147,7 @@ def _key(entries, n, seeds, sources, sort_sources):
     append = parts.append
     for k in range(n):
         prim, args, params, out = entries[k]
-        if type(prim) is not Primitive or prim.name in _UNCACHED or type(out) is not Tensor:
+        if type(out) is not Tensor or not _eligible(prim):
             return None
         if len(args) == 1:  # most entries: one argument, unrolled
             a = args[0]
@@ -167,7 +167,8 @@ def _key(entries, n, seeds, sources, sort_sources):
                         return None
                 refs.append(r)
             refs = tuple(refs)
-        append((prim, refs, tuple(params.items()) if params else (), out._value.shape))
+        # no output shape: a primitive's shape rule takes input shapes and params only
+        append((prim, refs, tuple(params.items())) if params else (prim, refs))
         pos[id(out)] = k
     for a in leaves:
         v = a._value
@@ -175,6 +176,8 @@ def _key(entries, n, seeds, sources, sort_sources):
     for sid, g in seeds.items():
         k = pos.get(sid)
         if k is None or k < 0:  # a seed on a leaf or off the tape: rare, interpretive
+            return None
+        if g is not None and type(g) is not Tensor:  # a symbolic or batched seed
             return None
         parts.append(("seed", k) if g is None else ("seed", k, g._value.shape, g._value.dtype))
     if sort_sources:  # ids; those off the tape get no cotangent and are left out
@@ -189,6 +192,18 @@ def _key(entries, n, seeds, sources, sort_sources):
         refs.append((s.shape, s.dtype) if r is None else r)
     parts.append(("sources",) + tuple(refs))
     return tuple(parts), leaves, sources
+
+
+_ELIGIBLE = {}
+
+
+def _eligible(prim):
+    ok = _ELIGIBLE.get(prim)
+    if ok is None:
+        if type(prim) is not Primitive:  # custom_gradient ops: new per call, never kept
+            return False
+        ok = _ELIGIBLE[prim] = prim.name not in _UNCACHED
+    return ok
 
 
 def _leaf(a, pos, leaves):

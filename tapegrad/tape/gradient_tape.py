@@ -504,13 +504,14 @@ def backward(entries, seeds, source_ids, live=None):
     the result is identical.
     """
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
+    if live is None and STATE.plain:
+        # a structure differentiated before: its reverse pass as generated NumPy code (the
+        # cache takes plain tensors only, so it checks what _all_concrete would)
+        cts = derivative_cache.gradient(entries, n, seeds, source_ids)
+        if cts is not None:
+            return cts
     raw = STATE.plain and _all_concrete(entries, n, seeds)
     if live is None:
-        if raw:
-            # a structure differentiated before: its reverse pass as generated NumPy code
-            cts = derivative_cache.gradient(entries, n, seeds, source_ids)
-            if cts is not None:
-                return cts
         live = reachable_from(entries if STATE.plain else entries[:n], source_ids)
     cts = {k: g._value for k, g in seeds.items()} if raw else dict(seeds)
     get = cts.get
