@@ -275,3 +275,19 @@ def test_matmul_with_inner_size_one_is_an_outer_product():
     f = tf.function(lambda a, b: tf.matmul(a, b))
     np.testing.assert_allclose(f(a, b).numpy(), a @ b, rtol=1e-12)
     assert "outer product" in f.get_concrete_function(tf.constant(a), tf.constant(b)).source()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape", [(1, 5), (7, 3), (300, 17)])
+def test_row_sums_eager_and_generated_equal_numpy(dtype, keepdims, shape):
+    x = np.random.default_rng(2).uniform(-3, 3, shape).astype(dtype)
+    want = np.sum(x.astype(np.float64), axis=0, keepdims=keepdims)
+    f = tf.function(lambda x: tf.reduce_sum(x, axis=0, keepdims=keepdims))
+    tol = {"float16": 1e-2, "float32": 1e-5}.get(dtype, 1e-12)
+    for got in (tf.reduce_sum(x, axis=0, keepdims=keepdims), f(x)):
+        assert got.dtype == x.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol * shape[0])
+    src = f.get_concrete_function(tf.constant(x)).source()
+    blas = dtype in ("float32", "float64") and shape[0] > 1
+    assert ("reduce_sum over the rows" in src) == blas

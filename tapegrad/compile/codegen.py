@@ -44,6 +44,7 @@ import weakref
 import numpy as np
 
 from tapegrad.ir.core import NameGen
+from tapegrad.primitives import reductions
 
 OUT_MIN_SIZE = 256  # below this many elements, out= buys nothing (measured)
 
@@ -529,8 +530,8 @@ def generate(program, fn_name=None):
             ufunc, buf = reuse[i]
             expr = f"np.{ufunc.__name__}({', '.join(names)}, out={buf})"
         else:
-            expr = _matmul_form(e, made_by, ren) or r.render(e.prim, templates[e.prim.name],
-                                                               names, e.params)
+            expr = _fast_form(e, made_by, ren, ns) or r.render(e.prim, templates[e.prim.name],
+                                                                 names, e.params)
         outs = ", ".join(ren[v.name] for v in e.outs)
         note = "" if e.prim.name in expr else f"  # {e.prim.name}"
         body.append(f"    {outs} = {expr}{note}")
@@ -544,6 +545,26 @@ def generate(program, fn_name=None):
     lines = head + r.notes + ["", f"def {fn_name}({', '.join(args)}):"] + body + [
         f"    return {ret}"]
     return "\n".join(lines) + "\n", ns
+
+
+def _fast_form(e, made_by, ren, ns):
+    """A faster NumPy form of an equation where one exists for its shapes, else None."""
+    if e.prim.name == "reduce_sum":
+        return _row_sum_form(e, ren, ns)
+    return _matmul_form(e, made_by, ren)
+
+
+def _row_sum_form(e, ren, ns):
+    """The sum of a float matrix's rows as a product with a ones vector (BLAS gemv, 2-5x
+    faster than ``np.add.reduce`` along axis 0); the eager implementation does the same."""
+    (x,) = e.inputs
+    p = dict(e.params)
+    if not reductions.sums_rows(x, p["axis"]):
+        return None
+    name = f"_ones{x.shape[0]}_{x.dtype.name}"
+    ns[name] = reductions.ones_vector(x.shape[0], x.dtype)
+    keep = f".reshape(1, {x.shape[1]})" if p["keepdims"] else ""
+    return f"({name} @ {ren[x.name]}){keep}  # reduce_sum over the rows"
 
 
 def _matmul_form(e, made_by, ren):

@@ -97,12 +97,42 @@ def _prod_of_others(x, ans, axis, keepdims):
     return T.transpose(others, tuple(int(i) for i in np.argsort(perm)))
 
 
-# fmt: off
-reduce_sum_p = _reduction(
+_ONES = {}
+
+
+def ones_vector(n, dtype):
+    """A shared read-only ones vector: row sums are products with it (see ``_sum``)."""
+    key = (n, dtype)
+    o = _ONES.get(key)
+    if o is None:
+        if len(_ONES) >= 256:
+            _ONES.clear()
+        o = np.ones(n, dtype)
+        o.flags.writeable = False
+        _ONES[key] = o
+    return o
+
+
+def sums_rows(x, axis):
+    """Whether ``reduce_sum`` over ``axis`` is the sum of a float matrix's rows, which BLAS
+    does as ``ones @ x`` 2-5x faster than NumPy's ``add.reduce`` along axis 0 (the bias
+    gradient of a dense layer), as accurately: both accumulate each column in order."""
+    return (tuple(axis) == (0,) and len(x.shape) == 2 and x.shape[0] > 1
+            and np.dtype(x.dtype) in (np.float32, np.float64))
+
+
+def _sum(x, axis, keepdims):
+    if sums_rows(x, axis):
+        r = xp.matmul(ones_vector(x.shape[0], x.dtype), x)
+        return r.reshape(1, -1) if keepdims else r
     # dtype=x.dtype: NumPy sums int32 into int64; the shape rule (and TF) keep int32.
     # add.reduce is np.sum without its Python wrapper: 1.4 us less on small arrays.
-    "reduce_sum", lambda x, axis, keepdims: xp.add.reduce(x, axis=axis, keepdims=keepdims,
-                                                          dtype=x.dtype),
+    return xp.add.reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+# fmt: off
+reduce_sum_p = _reduction(
+    "reduce_sum", _sum,
     vjp=lambda g, ans, x, *, axis, keepdims: _expand(g, x, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims: T.reduce_sum(t, axis=axis, keepdims=keepdims),
     emit="np.add.reduce({0}, axis={axis}, keepdims={keepdims}, dtype={0}.dtype)")

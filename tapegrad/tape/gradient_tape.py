@@ -144,6 +144,16 @@ class GradientTape:
         if type(tensor) is Tensor and tensor.dtype.kind in "fc":  # the common case
             self._watch(tensor)
             return
+        if type(tensor) in (list, tuple) and all(
+                type(t) is Tensor and t._value.dtype.kind in "fc" for t in tensor):
+            # a flat list of float tensors (a model's weights): one epoch bump for all
+            STATE.bump()
+            w, keep = self._watched, self._keep
+            for t in tensor:
+                if id(t) not in w:
+                    w.add(id(t))
+                    keep.append(t)
+            return
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(
