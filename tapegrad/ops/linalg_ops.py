@@ -81,6 +81,13 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     >>> tf.matmul([[1.0, 2.0]], [[3.0], [4.0]]).numpy().tolist()
     [[11.0]]
     """
+    if type(a) is Tensor and type(b) is Tensor and not (
+            transpose_a or transpose_b or adjoint_a or adjoint_b):
+        # the common case (a dense layer): two matrices of one dtype, no flags
+        av, bv = a._value, b._value
+        if av.ndim == 2 and bv.ndim == 2 and av.shape[1] == bv.shape[0] \
+                and av.dtype == bv.dtype:
+            return bind(L.matmul_p, a, b)
     a, b = binary(a, b)
     if transpose_a or adjoint_a:
         a = matrix_transpose(a)

@@ -145,30 +145,23 @@ def _key(entries, n, seeds, sources, sort_sources):
     leaves = []
     parts = []
     append = parts.append
+    eligible = _ELIGIBLE.get
+    plain = (Tensor, Variable)
     for k in range(n):
         prim, args, params, out = entries[k]
-        if type(out) is not Tensor or not _eligible(prim):
+        if type(out) is not Tensor or not (eligible(prim) or _eligible(prim)):
             return None
-        if len(args) == 1:  # most entries: one argument, unrolled
-            a = args[0]
+        refs = []
+        for a in args:
             r = get(id(a))
-            if r is None:
-                r = _leaf(a, pos, leaves)
-                if r is None:
+            if r is None:  # a leaf: numbered by first use
+                if type(a) not in plain:  # vmap or trace: not ours
                     return None
-            refs = (r,)
-        else:
-            refs = []
-            for a in args:
-                r = get(id(a))
-                if r is None:
-                    r = _leaf(a, pos, leaves)
-                    if r is None:
-                        return None
-                refs.append(r)
-            refs = tuple(refs)
+                r = pos[id(a)] = -1 - len(leaves)
+                leaves.append(a)
+            refs.append(r)
         # no output shape: a primitive's shape rule takes input shapes and params only
-        append((prim, refs, tuple(params.items())) if params else (prim, refs))
+        append((prim, tuple(refs), tuple(params.items())) if params else (prim, tuple(refs)))
         pos[id(out)] = k
     for a in leaves:
         v = a._value
@@ -204,15 +197,6 @@ def _eligible(prim):
             return False
         ok = _ELIGIBLE[prim] = prim.name not in _UNCACHED
     return ok
-
-
-def _leaf(a, pos, leaves):
-    """The (negative) position of a new leaf ``a``; None if it is not a plain tensor."""
-    if type(a) is not Tensor and type(a) is not Variable:  # vmap or trace: not ours
-        return None
-    r = pos[id(a)] = -1 - len(leaves)
-    leaves.append(a)
-    return r
 
 
 def _values(entries, n, leaves, seeds):
