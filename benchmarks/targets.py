@@ -1,13 +1,16 @@
 """The issue's performance targets, evaluated on a finished run.
 
-* W1, W2, eager W5, eager W6: tapegrad/torch <= 0.5, and tapegrad ahead (< 1) of TensorFlow
-  eager, JAX without jit and autograd.
+* W1, W2, eager W5, eager W6 and the smallest eager MLP gradient of W7 (w=64):
+  tapegrad/torch <= 0.5, and tapegrad ahead (< 1) of TensorFlow eager, JAX without jit and
+  autograd. (Wider W7 MLPs are BLAS-bound: both libraries run the same GEMMs, so no target
+  applies there; the ratios are reported.)
 * W3 and compiled W4: tapegrad/JAX-jit <= 1.0.
 * W3: tapegrad reaches >= 50 % of the NumPy float32 matmul floor.
 """
 import statistics
 
 EAGER_SET = {"W1", "W2", "W5", "W6"}
+EAGER_CASES = {("W7", "mlp-grad w=64")}  # single cases of other workloads
 
 # Why a target can fail, with the evidence in results/profile.md (python -m
 # benchmarks.profile_targets). Shown next to a FAIL only.
@@ -16,10 +19,13 @@ WHY = {
           "(NumPy kernels < 10% of the time); PyTorch pays the same bookkeeping in C++",
     "W2": "about 60% of the time is Python dispatch of ~25 ops and their batching rules; "
           "the rest is BLAS on (16, 256) blocks, the same work PyTorch does",
-    "W5": "per step ~40 ops on small arrays: NumPy kernels are 20-30% of the time, the rest "
-          "is CPython per-op cost (~1-2 us) that PyTorch's C++ autograd does not pay",
-    "W6": "16-element ops: the time is CPython dispatch and tape bookkeeping per op (~2 us "
-          "forward, ~2.5 us backward), against PyTorch's C++ (~3 us per op for both)",
+    "W5": "at the line: the backward pass runs as generated code (derivative cache), but the "
+          "eager forward pass pays CPython dispatch and recording (~2.5 us per op over "
+          "NumPy's call) and keying the tape (~0.4 us per entry); PyTorch does both in C++",
+    "W6": "at the line: 16-element ops, so the time is per-op Python: ~1.9 us to dispatch "
+          "and record each op, ~0.4 us to key it, ~0.5 us per NumPy call in the generated "
+          "backward, against PyTorch's ~6.5 us per op in C++",
+    "W7": "as W5: the forward pass's per-op Python cost, with the backward compiled",
     "W3": "GEMM-bound: tapegrad runs the same FLOPs as XLA (a 16x512 x 256 x 256 batched "
           "product) through OpenBLAS; XLA's Eigen kernels and fused elementwise epilogues "
           "reach a few % more of the machine",
@@ -69,7 +75,8 @@ def evaluate(rows, floor_gflops):
         out.append({"row": row.key, "target": what, "value": value, "status": status, "why": why})
 
     for row in rows:
-        if row.workload in EAGER_SET and row.mode == "eager":
+        if row.mode == "eager" and (row.workload in EAGER_SET
+                                    or (row.workload, row.case) in EAGER_CASES):
             r = ratio(row, "torch")
             add(row, "tapegrad/torch <= 0.5", "torch", r, lambda v: v is not None and v <= 0.5)
             for peer in ("tensorflow", "jax", "autograd"):

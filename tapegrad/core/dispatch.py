@@ -83,6 +83,8 @@ def bind(prim, *args, **params):
     st = STATE
     if st.plain:
         try:
+            if len(args) == 2 and not params:
+                return _wrap(prim.impl(args[0]._value, args[1]._value))
             return _wrap(prim.impl(*[a._value for a in args], **params))
         except (ValueError, IndexError, np.linalg.LinAlgError) as e:
             raise _op_error(prim, args, params, e) from None
@@ -93,11 +95,15 @@ def bind(prim, *args, **params):
                 return _bind_slow(prim, args, params)
         try:
             if len(args) == 1:
-                out = _wrap(prim.impl(args[0]._value, **params))
+                v = prim.impl(args[0]._value, **params) if params else prim.impl(args[0]._value)
+            elif len(args) == 2 and not params:
+                v = prim.impl(args[0]._value, args[1]._value)
             else:
-                out = _wrap(prim.impl(*[a._value for a in args], **params))
+                v = prim.impl(*[a._value for a in args], **params)
         except (ValueError, IndexError, np.linalg.LinAlgError) as e:
             raise _op_error(prim, args, params, e) from None
+        out = _new(Tensor)  # Tensor._wrap, inlined: this runs for every recorded op
+        out._value = v
         if not prim.nondiff:
             recs = st.recorders
             if len(recs) == 1:
@@ -110,6 +116,7 @@ def bind(prim, *args, **params):
 
 
 _wrap = Tensor._wrap
+_new = object.__new__
 
 
 def _bind_slow(prim, args, params):
