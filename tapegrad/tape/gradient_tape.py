@@ -302,23 +302,16 @@ class GradientTape:
             target = self._resolve(target)
         if type(unconnected_gradients) is not UnconnectedGradients:
             unconnected_gradients = _unconnected(unconnected_gradients)
-        if (output_gradients is None and isinstance(target, Tensor)
-                and isinstance(sources, Tensor) and target.dtype.kind in "fc"
-                and sources.dtype.kind in "fc"):
-            # the common case — one target, one source — without the structure handling
-            seeds = {id(target): _ones_like(target)}
-            recs = self._recorders_for_backward()
-            if recs == STATE.recorders:  # usually: skip the switch
-                cts = backward(entries, seeds, {id(sources)})
-            else:
-                with swap_recorders(recs):
-                    cts = backward(entries, seeds, {id(sources)})
-            if self._persistent:
-                self._remember_grads(cts, seeds, {id(sources)})
-            c = cts.get(id(sources))
-            if c is None and unconnected_gradients is UnconnectedGradients.ZERO:
-                c = _zeros_for(sources)
-            return c
+        if output_gradients is None and isinstance(target, Tensor) \
+                and target.dtype.kind in "fc":
+            # the common cases — one target, and one source or a flat list of them (a
+            # model's weights) — without the structure handling
+            one = isinstance(sources, Tensor)
+            many = not one and type(sources) in (list, tuple) and all(
+                isinstance(s, Tensor) and s.dtype.kind in "fc" for s in sources)
+            if (one and sources.dtype.kind in "fc") or many:
+                return self._plain_gradient(entries, target, sources, one,
+                                            unconnected_gradients)
         unconnected = _unconnected(unconnected_gradients)
         flat_targets = [target] if isinstance(target, Tensor) else nest.flatten(target)
         # a flat list or tuple of tensors (a model's weights): no structure to walk
@@ -379,6 +372,27 @@ class GradientTape:
         if flat:
             return out if type(sources) is list else tuple(out)
         return nest.pack_sequence_as(sources, out)
+
+    def _plain_gradient(self, entries, target, sources, one, unconnected):
+        """``gradient`` of one float target for one float source or a flat list of them."""
+        seeds = {id(target): _ones_like(target)}
+        ids = {id(sources)} if one else {id(s) for s in sources}
+        recs = self._recorders_for_backward()
+        if recs == STATE.recorders:  # usually: skip the switch
+            cts = backward(entries, seeds, ids)
+        else:
+            with swap_recorders(recs):
+                cts = backward(entries, seeds, ids)
+        if self._persistent:
+            self._remember_grads(cts, seeds, ids)
+        zero = unconnected is UnconnectedGradients.ZERO
+        out = []
+        for s in ([sources] if one else sources):
+            c = cts.get(id(s))
+            out.append(_zeros_for(s) if c is None and zero else c)
+        if one:
+            return out[0]
+        return out if type(sources) is list else tuple(out)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True, mode="auto",
