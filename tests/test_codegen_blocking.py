@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
-from tapegrad.compile import codegen
+from tapegrad.compile import blocking
 from tapegrad.compile.codegen import compile_program, generate
 from tapegrad.compile.tracer import GraphBuilder, tracing
 from tapegrad.core.tensor import Tensor
@@ -55,10 +55,10 @@ def assert_same(got, want, dtype):
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocking for any intermediate of 512 bytes or more; ``set_block(b)``: b batch rows a block."""
-    monkeypatch.setattr(codegen, "BLOCK_MIN_BYTES", 512)
+    monkeypatch.setattr(blocking, "BLOCK_MIN_BYTES", 512)
 
     def set_block(row_bytes, rows):
-        monkeypatch.setattr(codegen, "BLOCK_BYTES", row_bytes * rows)
+        monkeypatch.setattr(blocking, "BLOCK_BYTES", row_bytes * rows)
     return set_block
 
 
@@ -184,7 +184,7 @@ def test_without_blocking_the_source_is_unchanged(monkeypatch):
     x, w, d, v = _arrays(np.random.default_rng(7), "float32", 4)
     program = trace(w3_chain, x, w, d, v)
     plain = generate(program)[0]
-    monkeypatch.setattr(codegen, "BLOCK_MIN_BYTES", 1 << 60)
+    monkeypatch.setattr(blocking, "BLOCK_MIN_BYTES", 1 << 60)
     assert generate(program)[0] == plain
 
 

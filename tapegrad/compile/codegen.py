@@ -12,8 +12,9 @@ Faster NumPy forms: an elementwise ufunc whose input is a temporary that dies th
 no live view shares) writes into it with ``out=`` instead of allocating. The derivative rules
 already reuse saved outputs (``1 - y*y`` for tanh), so the generated code does too. A chain of
 large intermediates along a batch axis (a batched matmul, elementwise ops, a matmul that shrinks
-it) becomes a loop over blocks of that axis, so the intermediates stay in cache (see
-``BLOCK_MIN_BYTES``); smaller programs stay straight-line.
+it) becomes a loop over blocks of that axis, so the intermediates stay in cache
+(``compile/blocking.py``); smaller programs stay straight-line. Shape-specific forms (BLAS
+row sums, outer products, transposed weights) are in ``compile/emit_forms.py``.
 
 >>> import tapegrad as tf
 >>> from tapegrad.compile.tracer import GraphBuilder, tracing
@@ -36,15 +37,15 @@ import builtins
 import importlib
 import itertools
 import linecache
-import operator
 import string
 import sys
 import weakref
 
 import numpy as np
 
+from tapegrad.compile.blocking import Region, regions, render_region, schedule
+from tapegrad.compile.emit_forms import fast_form, ufunc_of
 from tapegrad.ir.core import NameGen
-from tapegrad.primitives import reductions
 
 OUT_MIN_SIZE = 256  # below this many elements, out= buys nothing (measured)
 
@@ -52,9 +53,6 @@ OUT_MIN_SIZE = 256  # below this many elements, out= buys nothing (measured)
 _FRESH = {"matmul", "where", "concat", "pad", "index_add", "take", "take_add", "cumsum",
           "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "relu", "sigmoid",
           "softplus", "erf", "rsqrt", "argmax", "argmin"}
-# Python operators on arrays are these ufuncs, which take an out= buffer.
-_OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
-                    operator.truediv: np.true_divide, operator.neg: np.negative}
 _counter = itertools.count()
 
 
@@ -201,7 +199,7 @@ def _buffers(program, ren):
         for v in e.inputs:
             for r in roots.get(v.name, ()):
                 last[r] = i
-        if e.prim.name in _FRESH or _ufunc(e.prim) is not None:
+        if e.prim.name in _FRESH or ufunc_of(e.prim) is not None:
             for v in e.outs:
                 roots[v.name] = (v.name,)
                 if v.ndim:
@@ -220,7 +218,7 @@ def _buffers(program, ren):
             last[r] = len(program.equations)
     reuse = {}
     for i, e in enumerate(program.equations):
-        ufunc = _ufunc(e.prim)
+        ufunc = ufunc_of(e.prim)
         if ufunc is None or len(e.outs) != 1 or e.out.size < OUT_MIN_SIZE:
             continue
         out = e.out
@@ -233,258 +231,6 @@ def _buffers(program, ren):
                 reuse[i] = (ufunc, ren[v.name])
                 break
     return reuse
-
-
-def _ufunc(prim):
-    """The single-output ufunc a primitive's generated code computes, if it is one."""
-    impl = prim.impl
-    f = impl if isinstance(impl, np.ufunc) else _OPERATOR_UFUNCS.get(impl)
-    if f is None or f.nout != 1 or not prim.emit:
-        return None
-    if isinstance(impl, np.ufunc) and not prim.emit.startswith(f"np.{impl.__name__}("):
-        return None  # the emit string computes something else; leave it alone
-    return f
-
-
-# --- Cache blocking --------------------------------------------------------------------------
-# A batched matmul whose result is large, followed by elementwise ops and a matmul that shrinks
-# it again (the backward pass of a batch Jacobian: (B,m,k) cotangents through a layer), writes
-# and re-reads every intermediate through main memory. Computed a few batch rows at a time, the
-# intermediates stay in the L2 cache: W3's (16,512,256) chain ran ~6% faster (OpenBLAS, one
-# thread). Only chains that are independent along their leading ("batch") axis are blocked:
-# every value of the chain holds ``r`` rows of axis 0 per batch element (r = 1 before a reshape
-# merges the batch into rows, 512 after (16,512,256) -> (8192,256)), so block [i:j] of the batch
-# is rows [i*r:j*r] of each value; operands from outside either broadcast over that axis or are
-# sliced along it.
-BLOCK_MIN_BYTES = 2 << 20  # an intermediate of at least this size makes blocking pay (measured:
-#                            no gain at 1 MB, 3% at 2 MB, 5-6% at 4-8 MB)
-BLOCK_BYTES = 512 << 10    # the largest intermediate's block (measured best: 256 KB-1 MB)
-
-
-class _Region:
-    """A chain of equations computed block by block over the leading axis of size ``n``."""
-
-    def __init__(self, n):
-        self.n = n
-        self.eqs = []     # indices into program.equations, in order
-        self.rows = {}    # value name -> rows of axis 0 per batch element
-        self.trimmed = []  # trailing reshapes, computed on the whole result after the loop
-        self.outputs = set()  # values needed after the loop: written to whole arrays
-        self.block = self.biggest = 0  # batch rows a block; bytes of the largest intermediate
-
-
-def _broadcasts(v, out):
-    """Whether outside operand ``v`` is the same for every row of ``out``'s axis 0."""
-    return v.ndim < out.ndim or v.shape[0] == 1
-
-
-def _sliced(v, e):
-    """Whether outside operand ``v`` of ``e`` is cut into blocks along axis 0 with the output.
-
-    A matmul's 2-D operands are whole matrices (their axis 0 is not a batch axis).
-    """
-    return v.ndim == e.out.ndim and v.shape[0] == e.out.shape[0] and \
-        (e.prim.name != "matmul" or e.out.ndim >= 3)
-
-
-def _blockable(e, region, n):
-    """Rows per batch element of ``e``'s output if ``e`` can join ``region`` (else None)."""
-    if len(e.outs) != 1 or not e.out.ndim or e.out.shape[0] % n:
-        return None
-    out, rows = e.out, region.rows
-    inner = [v for v in e.inputs if v.name in rows]
-    outer = [v for v in e.inputs if v.name not in rows]
-    if e.prim.name == "reshape":
-        return out.shape[0] // n
-    if e.prim.name == "matmul":
-        a, b = e.inputs
-        if a.ndim < 2 or b.ndim < 2:
-            return None
-        if a.name in rows and b.name not in rows and b.ndim == 2:
-            return rows[a.name]  # rows of a times one matrix: row blocks
-        if out.ndim < 3 or any(v.shape[0] != out.shape[0] or v.ndim != out.ndim for v in inner):
-            return None  # otherwise axis 0 must be a batch axis of the product
-    elif _ufunc(e.prim) is None or any(v.ndim != out.ndim or v.shape[0] != out.shape[0]
-                                       for v in inner):
-        return None
-    if all(_broadcasts(v, out) or _sliced(v, e) for v in outer):
-        return out.shape[0] // n
-    return None
-
-
-def _seed(e):
-    """Where a blocked chain can start: an equation making a large batched value from smaller
-    ones, a batched matmul or a broadcasting elementwise op (axis 0 of size > 1 either way)."""
-    if len(e.outs) != 1 or e.out.ndim < 3 or e.out.shape[0] < 2:
-        return False
-    out = e.out
-    if e.prim.name == "matmul":
-        if any(v.ndim < 2 for v in e.inputs):
-            return False
-    elif _ufunc(e.prim) is None or any(v.size >= out.size for v in e.inputs):
-        return False
-    return all(_broadcasts(v, out) or _sliced(v, e) for v in e.inputs)
-
-
-def _grow(program, start):
-    """The blocked chain starting at equation ``start``, or None where it does not pay."""
-    eqs = program.equations
-    n = eqs[start].out.shape[0]
-    region = _Region(n)
-    region.eqs.append(start)
-    region.rows[eqs[start].out.name] = 1
-    for k in range(start + 1, len(eqs)):
-        e = eqs[k]
-        if not any(v.name in region.rows for v in e.inputs):
-            continue  # independent: computed before the loop
-        rows = _blockable(e, region, n)
-        if rows is None:
-            break  # this equation needs whole values: the loop must come before it
-        region.eqs.append(k)
-        region.rows[e.out.name] = rows
-    # a reshape at the end costs nothing on the whole result: take it out of the loop
-    inside = lambda k: {v.name for i in region.eqs if i != k for v in eqs[i].inputs}
-    for k in reversed(region.eqs[1:]):
-        if eqs[k].prim.name == "reshape" and eqs[k].out.name not in inside(k):
-            region.eqs.remove(k)
-            region.trimmed.insert(0, k)
-            del region.rows[eqs[k].out.name]
-        else:
-            break
-    outside = {v.name for v in program.outputs} | {v.name for _, v in program.updates}
-    names = set(region.rows)
-    region.outputs = {v.name for i, e in enumerate(eqs) if i not in region.eqs
-                      for v in e.inputs if v.name in names} | (outside & names)
-    nbytes = lambda v: v.size * v.dtype.itemsize
-    internal = [eqs[k].out for k in region.eqs if eqs[k].out.name not in region.outputs]
-    biggest = max(map(nbytes, internal), default=0)
-    written = sum(nbytes(eqs[k].out) for k in region.eqs if eqs[k].out.name in region.outputs)
-    # it pays where a large intermediate never reaches memory: the chain must shrink it
-    if biggest < BLOCK_MIN_BYTES or written >= biggest:
-        return None
-    per_row = max(nbytes(v) // n for v in internal)
-    region.block = max(1, BLOCK_BYTES // per_row)
-    if region.block >= n:
-        return None
-    region.biggest = biggest
-    return region
-
-
-def _regions(program):
-    """The cache-blocked chains of ``program`` (see ``BLOCK_MIN_BYTES``), in order."""
-    out, k = [], 0
-    eqs = program.equations
-    while k < len(eqs):
-        region = _seed(eqs[k]) and _grow(program, k)
-        if region:
-            out.append(region)
-            k = region.eqs[-1] + 1
-        else:
-            k += 1
-    return out
-
-
-def _schedule(program, regions):
-    """The emission order: equation indices, with each region as one item at its last one.
-
-    Equations between a region's first and last one do not depend on it (``_grow`` stops at
-    the first that would), so they run before the loop; the trimmed reshapes right after it.
-    """
-    at = {r.eqs[-1]: r for r in regions}
-    skip = {k for r in regions for k in r.eqs + r.trimmed}
-    order = []
-    for k in range(len(program.equations)):
-        if k in at:
-            order.append(at[k])
-            order.extend(at[k].trimmed)
-        elif k not in skip:
-            order.append(k)
-    return order
-
-
-def _render_region(region, program, ren, gen, indent="    "):
-    """Source lines of the cache-blocked loop computing ``region``."""
-    eqs = program.equations
-    n, blk = region.n, region.block
-    i, j = gen.reserve("i"), gen.reserve("j")
-    exact = n % blk == 0
-    rows = region.rows
-
-    def bounds(r):
-        return (i, j) if r == 1 else (f"{i} * {r}", f"{j} * {r}")
-
-    def sliced(name, r):
-        lo, hi = bounds(r)
-        return f"{name}[{lo}:{hi}]"
-
-    # where each value's block lives: its slice of a whole output, or a preallocated buffer
-    last = {}
-    for p, k in enumerate(region.eqs):
-        for v in eqs[k].inputs:
-            last[v.name] = p
-    root, root_end, expr = {}, {}, {}
-    head, body, free, key, live = [], [], {}, {}, set()
-    for k in region.eqs:
-        v = eqs[k].out
-        if v.name in region.outputs:
-            head.append(f"{ren[v.name]} = np.empty({v.shape}, {v.dtype.name!r})")
-    for p, k in enumerate(region.eqs):
-        e = eqs[k]
-        out, r = e.out, rows[e.out.name]
-        args = [expr[v.name] if v.name in rows else sliced(ren[v.name], r) if _sliced(v, e)
-                else ren[v.name] for v in e.inputs]
-        if e.prim.name == "reshape":
-            call = f"np.reshape({args[0]}, {(-1,) + out.shape[1:]})"
-            root[out.name] = root.get(e.inputs[0].name)
-        else:
-            fn = "matmul" if e.prim.name == "matmul" else _ufunc(e.prim).__name__
-            target = sliced(ren[out.name], r) if out.name in region.outputs else None
-            if target is None and e.prim.name != "matmul":
-                for v in e.inputs:  # in place into an input whose buffer dies here
-                    b = root.get(v.name)
-                    if b is not None and root_end[b] == p and \
-                            (v.shape, v.dtype) == (out.shape, out.dtype):
-                        target, root[out.name] = expr[v.name], b
-                        break
-            if target is None:
-                shape = (blk * r,) + out.shape[1:]
-                k_ = (shape, out.dtype.name)
-                if free.get(k_):
-                    b = free[k_].pop()
-                else:
-                    b = gen("blk")
-                    key[b] = k_
-                    head.append(f"{b} = np.empty({shape}, {out.dtype.name!r})")
-                live.add(b)
-                root[out.name] = b
-                target = b if exact else \
-                    f"{b}[:{j} - {i}]" if r == 1 else f"{b}[:({j} - {i}) * {r}]"
-            call = f"np.{fn}({', '.join(args)}, out={target})"
-        if out.name in region.outputs:
-            whole = sliced(ren[out.name], r)
-            body.append(f"{whole}[...] = {call}" if e.prim.name == "reshape" else call)
-            expr[out.name] = whole
-            root.pop(out.name, None)
-        else:
-            body.append(f"{ren[out.name]} = {call}")
-            expr[out.name] = ren[out.name]
-        b = root.get(out.name)
-        if b is not None:  # a buffer is in use until the last use of any view of it
-            root_end[b] = max(root_end.get(b, p), last.get(out.name, p))
-        for b in [b for b in live if root_end[b] == p]:
-            live.discard(b)
-            free.setdefault(key[b], []).append(b)
-    names = [ren[eqs[k].out.name] for k in region.eqs]
-    size = f"{region.biggest / 2**20:.1f} MB" if region.biggest >= 2**20 else \
-        f"{region.biggest / 2**10:.1f} KB"
-    comment = [
-        f"# cache-blocked loop over axis 0 ({n} rows, {blk} at a time): {names[0]} .. "
-        f"{names[-1]} are",
-        f"# computed block by block so the intermediates (up to {size}) stay in the L2 cache",
-    ]
-    step = f"{j} = {i} + {blk}" if exact else f"{j} = min({i} + {blk}, {n})"
-    loop = [f"for {i} in range(0, {n}, {blk}):", f"    {step}"] + ["    " + s for s in body]
-    return [indent + s for s in comment + head + loop]
 
 
 def generate(program, fn_name=None):
@@ -513,16 +259,16 @@ def generate(program, fn_name=None):
     args = [ren[v.name] for v in program.inputs + program.captures]
     body = []
     eqs = program.equations
-    order = _schedule(program, _regions(program))
-    flat = [k for item in order for k in (item.eqs if isinstance(item, _Region) else [item])]
+    order = schedule(program, regions(program))
+    flat = [k for item in order for k in (item.eqs if isinstance(item, Region) else [item])]
     # out= reuse is decided on the order the code runs in: a loop runs where its last equation was
     reuse = _buffers(program.replace(equations=tuple(eqs[k] for k in flat)), ren)
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
     pos = {k: i for i, k in enumerate(flat)}
     made_by = {v.name: e for e in eqs for v in e.outs}
     for item in order:
-        if isinstance(item, _Region):
-            body += _render_region(item, program, ren, gen)
+        if isinstance(item, Region):
+            body += render_region(item, program, ren, gen)
             continue
         i, e = pos[item], eqs[item]
         names = [ren[v.name] for v in e.inputs]
@@ -530,7 +276,7 @@ def generate(program, fn_name=None):
             ufunc, buf = reuse[i]
             expr = f"np.{ufunc.__name__}({', '.join(names)}, out={buf})"
         else:
-            expr = _fast_form(e, made_by, ren, ns) or r.render(e.prim, templates[e.prim.name],
+            expr = fast_form(e, made_by, ren, ns) or r.render(e.prim, templates[e.prim.name],
                                                                  names, e.params)
         outs = ", ".join(ren[v.name] for v in e.outs)
         note = "" if e.prim.name in expr else f"  # {e.prim.name}"
@@ -545,51 +291,6 @@ def generate(program, fn_name=None):
     lines = head + r.notes + ["", f"def {fn_name}({', '.join(args)}):"] + body + [
         f"    return {ret}"]
     return "\n".join(lines) + "\n", ns
-
-
-def _fast_form(e, made_by, ren, ns):
-    """A faster NumPy form of an equation where one exists for its shapes, else None."""
-    if e.prim.name == "reduce_sum":
-        return _row_sum_form(e, ren, ns)
-    return _matmul_form(e, made_by, ren)
-
-
-def _row_sum_form(e, ren, ns):
-    """The sum of a float matrix's rows as a product with a ones vector (BLAS gemv, 2-5x
-    faster than ``np.add.reduce`` along axis 0); the eager implementation does the same."""
-    (x,) = e.inputs
-    p = dict(e.params)
-    if not reductions.sums_rows(x, p["axis"]):
-        return None
-    name = f"_ones{x.shape[0]}_{x.dtype.name}"
-    ns[name] = reductions.ones_vector(x.shape[0], x.dtype)
-    keep = f".reshape(1, {x.shape[1]})" if p["keepdims"] else ""
-    return f"({name} @ {ren[x.name]}){keep}  # reduce_sum over the rows"
-
-
-def _matmul_form(e, made_by, ren):
-    """A faster NumPy form of a 2-D ``matmul`` where OpenBLAS has one, else None.
-
-    - inner size 1 (an outer product, e.g. the weight cotangent of a layer with one output):
-      a broadcast multiply, one product per element and no BLAS call (2-3x faster);
-    - a few rows times a large transposed matrix (``g @ W.T``, the input cotangent of a
-      dense layer): ``(W @ g.T).T`` reads W contiguously, up to 2x faster for 16-128 rows
-      and W of 128 x 128 or more (below that the gain is nil, and the transposed result
-      slows the elementwise operations that follow).
-    The eager implementation (``primitives/linalg._matmul``) makes the same choices.
-    """
-    if e.prim.name != "matmul":
-        return None
-    a, b = e.inputs
-    if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype:
-        return None
-    if a.shape[1] == 1:
-        return f"{ren[a.name]} * {ren[b.name]}  # matmul with inner size 1: an outer product"
-    t = made_by.get(b.name)
-    if t is not None and t.prim.name == "transpose" and t.inputs[0].ndim == 2 \
-            and 1 < a.shape[0] <= 128 and min(b.shape) >= 128:
-        return f"({ren[t.inputs[0].name]} @ {ren[a.name]}.T).T  # matmul, W read contiguously"
-    return None
 
 
 def compile_program(program, fn_name=None):
