@@ -92,7 +92,9 @@ def bind(prim, *args, **params):
         # eager code under a tape: compute, then let each recorder see the operation
         for a in args:
             if type(a) is Variable:
-                return _bind_slow(prim, args, params)
+                # a variable read is an operation of its own (see _bind_slow)
+                args = tuple(x.read_value() if type(x) is Variable else x for x in args)
+                break
         try:
             if len(args) == 1:
                 v = prim.impl(args[0]._value, **params) if params else prim.impl(args[0]._value)

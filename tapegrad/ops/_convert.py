@@ -34,6 +34,11 @@ def like(v, t):
     Python numbers are cached per (value, dtype): tensors are immutable, so one constant
     object can serve every operation that uses it.
     """
+    tv = type(v)
+    if (tv is float or tv is int) and not STATE.tracers:  # the hot case: a cached constant
+        c = _consts.get((tv, v, t.dtype))
+        if c is not None:
+            return c
     if isinstance(v, (bool, int, float)) and not holds_size(v):
         if STATE.tracers:  # in a trace for all sizes, a float computed from a size binds it
             note_conversion(v)
@@ -94,10 +99,13 @@ def binary(x, y):
     return x, y
 
 
+_ALL_AXES = [tuple(range(n)) for n in range(33)]
+
+
 def axes(axis, ndim, op="reduction"):
     """Normalise ``axis`` (None, int, list, tensor) to a sorted tuple of non-negative ints."""
     if axis is None:
-        return tuple(range(ndim))
+        return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else tuple(range(ndim))
     if isinstance(axis, Tensor):
         axis = np.asarray(axis._value).tolist()
     if isinstance(axis, (int, np.integer)):

@@ -98,6 +98,7 @@ def _prod_of_others(x, ans, axis, keepdims):
 
 
 _ONES = {}
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def ones_vector(n, dtype):
@@ -117,8 +118,8 @@ def sums_rows(x, axis):
     """Whether ``reduce_sum`` over ``axis`` is the sum of a float matrix's rows, which BLAS
     does as ``ones @ x`` 2-5x faster than NumPy's ``add.reduce`` along axis 0 (the bias
     gradient of a dense layer), as accurately: both accumulate each column in order."""
-    return (tuple(axis) == (0,) and len(x.shape) == 2 and x.shape[0] > 1
-            and np.dtype(x.dtype) in (np.float32, np.float64))
+    return (len(axis) == 1 and axis[0] == 0 and len(x.shape) == 2 and x.shape[0] > 1
+            and x.dtype in _BLAS_FLOATS)
 
 
 def _sum(x, axis, keepdims):
