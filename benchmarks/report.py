@@ -151,7 +151,8 @@ def markdown(meta, rows, targets):
         f"NumPy float32 matmul floor: {meta['floor']['gflops']:.1f} GFLOP/s (best of the "
         f"runs before and after the workloads, GFLOP/s by size: {meta['floor']['by_size']})  ",
         f"Timing: median of {meta['repeats']} interleaved repeats, each >= {meta['target_s']} s "
-        "of calls; first call and one warm-up call excluded. Total run "
+        "of calls; first call and one warm-up call excluded; the frameworks' import-time "
+        "objects are frozen out of the cyclic GC (gc.freeze). Total run "
         f"{meta['elapsed_s']:.0f} s.",
         "",
         "Times are medians per call (per op for W6); ratios are tapegrad time / peer time "

@@ -5,6 +5,7 @@ benchmarks/results/raw/), and prints the table and the targets.
 """
 import argparse
 import datetime
+import gc
 import os
 import sys
 import time
@@ -52,6 +53,11 @@ def main(argv=None):
     from benchmarks.workloads import WORKLOADS
 
     versions = systems.versions()  # imports every system once (import cost kept out of rows)
+    # Four frameworks share this process; a real user's has one. Their modules' objects are
+    # moved out of the cyclic collector's reach, so that a collection triggered by one
+    # system's allocations does not scan every other system's heap inside its timing.
+    gc.collect()
+    gc.freeze()
     print("versions:", ", ".join(f"{k} {v}" for k, v in versions.items()), flush=True)
     floor, by_size = machine.matmul_rate(opts.quick)
     print(f"NumPy float32 matmul floor: {floor:.1f} GFLOP/s {by_size}", flush=True)
