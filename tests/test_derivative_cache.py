@@ -244,3 +244,32 @@ def test_switching_the_cache_off_and_bad_values():
         assert tf.config.derivative_cache() is False
     finally:
         tf.config.set_derivative_cache(True)
+
+
+def test_threads_share_compiled_passes_safely(fresh_cache):
+    import threading
+    w = tf.constant(np.random.default_rng(5).standard_normal((6, 3)))
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(15):
+                x = tf.constant(rng.standard_normal((4, 6)))
+                with tf.GradientTape() as g:
+                    g.watch(x)
+                    loss = tf.reduce_sum(tf.tanh(tf.matmul(x, w)) ** 2)
+                got = g.gradient(loss, x).numpy()
+                t = np.tanh(x.numpy() @ w.numpy())
+                want = (2 * t * (1 - t * t)) @ w.numpy().T
+                np.testing.assert_allclose(got, want, rtol=1e-10)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert derivative_cache.hits() > 0
