@@ -195,6 +195,11 @@ class Variable(Tensor):
         return self
 
     def assign_sub(self, delta, read_value=True):
+        if type(delta) is Tensor and not STATE.tracers:  # an optimizer step: no conversion
+            v, cur = delta._value, self._value
+            if v.shape == cur.shape and v.dtype == cur.dtype:
+                self._value = cur - v
+                return self
         v = self._coerce(delta, "assign_sub")
         if v is not None:
             self._value = self._value - v
