@@ -273,3 +273,84 @@ def test_threads_share_compiled_passes_safely(fresh_cache):
         t.join()
     assert not errors, errors[0]
     assert derivative_cache.hits() > 0
+
+
+# -- the replay check: a training loop's next tape recognised without the key ---------------
+def _loop_grad(x, ws, shape_op=tf.tanh, axis=None):
+    with tf.GradientTape() as g:
+        g.watch(ws)
+        h = x
+        for w in ws:
+            h = shape_op(tf.matmul(h, w))
+        loss = tf.reduce_sum(h * h, axis=axis)
+    return g.gradient(loss, ws)
+
+
+def _loop_reference(x, ws, shape_op=tf.tanh, axis=None):
+    tf.config.set_derivative_cache(False)
+    try:
+        return _loop_grad(x, ws, shape_op, axis)
+    finally:
+        tf.config.set_derivative_cache(True)
+
+
+def test_replay_recognises_a_training_loop_and_matches_the_interpreter(fresh_cache):
+    rng = np.random.default_rng(7)
+    x = tf.constant(rng.standard_normal((5, 4)))
+    ws = [tf.Variable(rng.standard_normal((4, 4))) for _ in range(3)]
+    for _ in range(6):
+        got = _loop_grad(x, ws)
+        _assert_same([g.numpy() for g in got], [g.numpy() for g in _loop_reference(x, ws)])
+        for w, g in zip(ws, got):
+            w.assign_sub(0.1 * g)
+    assert derivative_cache.replay_hits() >= 2
+
+
+@pytest.mark.parametrize("change", ["prim", "param", "leaf", "dead leaf", "sources"])
+def test_replay_falls_back_when_anything_differs(change, fresh_cache):
+    rng = np.random.default_rng(8)
+    x = tf.constant(rng.standard_normal((5, 4)))
+    ws = [tf.constant(rng.standard_normal((4, 4))) for _ in range(3)]
+    for _ in range(4):  # compiled, and remembered for the replay check
+        _loop_grad(x, ws)
+    before = derivative_cache.replay_hits()
+    kw = {}
+    if change == "prim":
+        kw = {"shape_op": tf.sin}  # same length, same first and last primitive
+    elif change == "param":
+        kw = {"axis": 1}
+    elif change == "leaf":
+        x = tf.constant(rng.standard_normal((5, 4)))  # another object, same shape
+    elif change == "dead leaf":
+        ws = [tf.constant(w.numpy()) for w in ws]
+    got = _loop_grad(x, ws[:2] + [ws[2]], **kw) if change != "sources" else None
+    if change == "sources":
+        with tf.GradientTape() as g:
+            g.watch(ws)
+            h = x
+            for w in ws:
+                h = tf.tanh(tf.matmul(h, w))
+            loss = tf.reduce_sum(h * h)
+        got = g.gradient(loss, ws[:2])  # fewer sources than remembered
+        want = _loop_reference(x, ws)[:2]
+    else:
+        want = _loop_reference(x, ws, **kw)
+    _assert_same([t.numpy() for t in got], [t.numpy() for t in want])
+    assert derivative_cache.replay_hits() == before
+
+
+def test_an_unconnected_source_is_never_replayed(fresh_cache):
+    rng = np.random.default_rng(9)
+    x = tf.constant(rng.standard_normal((5, 4)))
+    ws = [tf.constant(rng.standard_normal((4, 4))) for _ in range(3)]
+    for _ in range(5):
+        z = tf.constant(1.0)  # a fresh object each step: its id may come back
+        with tf.GradientTape() as g:
+            g.watch(ws + [z])
+            h = x
+            for w in ws:
+                h = tf.tanh(tf.matmul(h, w))
+            loss = tf.reduce_sum(h * h)
+        got = g.gradient(loss, ws + [z])
+        assert got[-1] is None
+    assert derivative_cache.replay_hits() == 0 and derivative_cache.hits() > 0

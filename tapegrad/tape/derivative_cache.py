@@ -34,6 +34,7 @@ Switch it off with ``tapegrad.config.set_derivative_cache(False)``.
 (1, 1)
 """
 import threading
+import weakref
 
 from tapegrad import config
 from tapegrad.core.dispatch import Primitive
@@ -50,6 +51,8 @@ _lock = threading.Lock()
 _seen = {}           # cheap pre-key -> None: structures worth keying in full
 _cache = {}          # full key -> number of sightings (int), _FAILED, or a _Compiled
 _hits = [0]          # passes computed by generated code (for tests and curiosity)
+_replays = {}        # (n, first prim, last prim) -> _Replay: the last compiled gradient
+_replay_hits = [0]   # of those, the ones recognised by _Replay.matches (no key built)
 
 
 class _Compiled:
@@ -66,12 +69,20 @@ def gradient(entries, n, seeds, source_ids):
 
     ``entries[:n]``: the tape; ``seeds``: ``{id: Tensor}``; ``source_ids``: a set.
     """
-    # sources in a canonical order (a set's order follows ids, which change every step)
-    found = _find(entries, n, seeds, source_ids, "gradient", _gradient_pass, sort_sources=True)
-    if found is None:
+    if n < MIN_ENTRIES or n > MAX_ENTRIES or not config.derivative_cache():
         return None
-    results, sources = found
-    return {sid: r for (_, sid), r in zip(sources, results) if r is not None}
+    rep = _replays.get((n, entries[0][0], entries[n - 1][0]))
+    if rep is not None and rep.matches(entries, n, seeds, source_ids):
+        _replay_hits[0] += 1
+        results = _call(rep.compiled, entries, n, rep.leaves(), seeds, len(rep.sources))
+    else:
+        # sources in a canonical order (a set's order follows ids, which change every step)
+        found = _find(entries, n, seeds, source_ids, "gradient", _gradient_pass,
+                      sort_sources=True)
+        if found is None:
+            return None
+        results, rep = found
+    return {sid: r for (_, sid), r in zip(rep.sources, results) if r is not None}
 
 
 def _gradient_pass(sym_entries, sym_seeds, sym_sources):
@@ -82,6 +93,8 @@ def _gradient_pass(sym_entries, sym_seeds, sym_sources):
 
 def jacobian(entries, n, target, sources, mode, chunk_size):
     """``tape_jacobians(entries, [target], sources)[0]`` by compiled code, or None."""
+    if n < MIN_ENTRIES or n > MAX_ENTRIES or not config.derivative_cache():
+        return None
     found = _find(entries, n, {id(target): None}, list(sources),
                   ("jacobian", mode, chunk_size), _jacobian_pass)
     return None if found is None else found[0]
@@ -103,8 +116,6 @@ def _find(entries, n, seeds, sources, what, compute, sort_sources=False):
     runs the pass on symbolic stand-ins ``(entries, seeds, sources)`` — where a target's
     seed stands for the target itself — and returns one tensor or None per source.
     """
-    if n < MIN_ENTRIES or n > MAX_ENTRIES or not config.derivative_cache():
-        return None
     pre = (n, entries[0][0], entries[n - 1][0], len(seeds), what)
     if pre not in _seen:
         # a structure seen for the first time is not keyed at all: one-off tapes pay ~nothing
@@ -115,6 +126,7 @@ def _find(entries, n, seeds, sources, what, compute, sort_sources=False):
     made = _key(entries, n, seeds, sources, sort_sources)
     if made is None:
         return None
+    raw_sources = sources
     key, leaves, sources = made
     key = (what, key)
     try:
@@ -135,7 +147,66 @@ def _find(entries, n, seeds, sources, what, compute, sort_sources=False):
             _cache[key] = _FAILED if hit is None else hit
         if hit is None:
             return None
-    return _call(hit, entries, n, leaves, seeds, len(sources)), sources
+    results = _call(hit, entries, n, leaves, seeds, len(sources))
+    if what != "gradient":
+        return results, sources
+    rep = _Replay(hit, key[1], entries, n, leaves, seeds, sources)
+    # a source off the tape is not remembered: its id could come back as another tensor's
+    if len(sources) == len(raw_sources):
+        with _lock:
+            if len(_replays) >= MAX_KEYS:
+                _replays.clear()
+            _replays[pre[:3]] = rep
+    return results, rep
+
+
+class _Replay:
+    """The last tape whose gradient ran a compiled pass, for checking the next one cheaply.
+
+    A training loop's tapes differ from step to step only in their intermediate tensors:
+    the primitives, params and wiring are the same, and so are the leaves (variables, the
+    data, cached constants) — the same objects. So instead of building and hashing the
+    structure key, ``matches`` walks the new tape once with identity checks: each argument
+    is either the output of the entry the key names, or the very leaf object the key was
+    made with (held weakly; a leaf's shape and dtype cannot change). Anything else falls
+    back to the key.
+    """
+
+    __slots__ = ("compiled", "plan", "leaf_refs", "seeds", "source_ids", "sources")
+
+    def __init__(self, compiled, key, entries, n, leaves, seeds, sources):
+        self.compiled, self.sources = compiled, sources
+        self.plan = [(entries[k][0], key[k][1], entries[k][2]) for k in range(n)]
+        self.leaf_refs = [weakref.ref(a) for a in leaves]
+        self.seeds = [(next(k for k in range(n) if id(entries[k][3]) == sid),
+                       g._value.shape, g._value.dtype) for sid, g in seeds.items()]
+        self.source_ids = {sid for _, sid in sources}
+
+    def leaves(self):
+        return [r() for r in self.leaf_refs]
+
+    def matches(self, entries, n, seeds, source_ids):
+        if source_ids != self.source_ids or len(seeds) != len(self.seeds):
+            return False
+        leaves = self.leaf_refs
+        plan = self.plan
+        for k in range(n):
+            prim, args, params, out = entries[k]
+            pprim, refs, pparams = plan[k]
+            if prim is not pprim or type(out) is not Tensor or len(args) != len(refs) \
+                    or (params != pparams if params or pparams else False):
+                return False
+            for a, r in zip(args, refs):
+                if (a is not entries[r][3]) if r >= 0 else (a is not leaves[-1 - r]()):
+                    return False
+        for (sid, g), (k, shape, dtype) in zip(seeds.items(), self.seeds):
+            if id(entries[k][3]) != sid or type(g) is not Tensor \
+                    or g._value.shape != shape or g._value.dtype != dtype:
+                return False
+        for r, sid in self.sources:  # the same ids, and in the same places
+            if (id(entries[r][3]) if r >= 0 else id(leaves[-1 - r]())) != sid:
+                return False
+        return True
 
 
 def _key(entries, n, seeds, sources, sort_sources):
@@ -272,9 +343,15 @@ def hits():
     return _hits[0]
 
 
+def replay_hits():
+    """How many of those were recognised without building the structure key."""
+    return _replay_hits[0]
+
+
 def clear():
     """Forget every structure and compiled pass."""
     with _lock:
-        _hits[0] = 0
+        _hits[0] = _replay_hits[0] = 0
         _seen.clear()
         _cache.clear()
+        _replays.clear()
