@@ -366,15 +366,18 @@ def note_conversion(value):
 
 
 def _floating(v):
-    if isinstance(v, (bool, int, np.integer, np.bool_)):
+    """Whether ``v`` holds a number whose origin must be checked: floats, and NumPy
+    numbers and arrays of any kind (``np.int64(x.shape[0]) * 2`` reads the size without
+    asking the ``SymInt``). Python ints are ``SymInt``-tracked or pinned where computed."""
+    if isinstance(v, (bool, int, np.bool_)):
         return False
     if isinstance(v, np.ndarray):
-        return v.dtype.kind in "fc"
+        return v.dtype.kind in "iufc"
     if isinstance(v, (list, tuple)):
         return any(_floating(x) for x in v)
     if isinstance(v, dict):
         return any(_floating(x) for x in v.values())
-    return isinstance(v, (float, complex, np.floating, np.complexfloating))
+    return isinstance(v, (float, complex, np.number))
 
 
 def _known(v, frames):
