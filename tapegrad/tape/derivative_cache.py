@@ -2,7 +2,7 @@
 
 A training loop records the same operations on a fresh tape at every step, and a user who
 needs a Jacobian at many inputs records the same network again and again. The interpretive
-passes (``gradient_tape.backward``, ``jacobians.tape_jacobians``) then pay Python dispatch
+passes (``tape/backward.py``, ``jacobians.tape_jacobians``) then pay Python dispatch
 for every rule of every step: on small arrays that is most of the time. Here, once a tape
 *structure* has been differentiated twice the same way, the derivative pass is traced once
 into a program — with the tracer of ``tapegrad.function``, so the rules are the primitives'
@@ -86,7 +86,7 @@ def gradient(entries, n, seeds, source_ids):
 
 
 def _gradient_pass(sym_entries, sym_seeds, sym_sources):
-    from tapegrad.tape.gradient_tape import backward
+    from tapegrad.tape.backward import backward
     cts = backward(sym_entries, sym_seeds, {id(s) for s in sym_sources})
     return [cts.get(id(s)) for s in sym_sources]
 

@@ -20,9 +20,8 @@ import tapegrad.ops as T
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
-from tapegrad.primitives.registry import summed_axes, unbroadcast
 from tapegrad.tape import derivative_cache
-from tapegrad.tape.rules import jvp_of, vjp_of
+from tapegrad.tape.backward import backward
 from tapegrad.util import nest
 
 
@@ -505,118 +504,3 @@ class GradientTape:
         if j is None:  # TensorFlow returns zeros here whatever unconnected_gradients says
             j = T.zeros(tuple(target.shape) + tuple(source.shape[1:]), dtype=target.dtype)
         return j
-
-
-def reachable_from(entries, ids):
-    """Ids of every tensor that depends on one of ``ids`` through ``entries``."""
-    live = set(ids)
-    for _prim, args, _params, out in entries:
-        for a in args:
-            if id(a) in live:
-                live.add(id(out))
-                break
-    return live
-
-
-def backward(entries, seeds, source_ids, live=None):
-    """Reverse pass: cotangents of ``source_ids`` given cotangent ``seeds`` (id -> tensor).
-
-    ``live``: the ids that depend on a source (computed from ``entries`` if not given).
-    When nothing records the pass (first order, no outer tape, no tracing), the rules get
-    NumPy arrays instead of tensors: the operators in them are then plain NumPy calls, and
-    named ops (``T.cos``) accept arrays too. That halves the cost of a first-order gradient;
-    the result is identical.
-    """
-    n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
-    if live is None and STATE.plain:
-        # a structure differentiated before: its reverse pass as generated NumPy code (the
-        # cache takes plain tensors only, so it checks what _all_concrete would)
-        cts = derivative_cache.gradient(entries, n, seeds, source_ids)
-        if cts is not None:
-            return cts
-    raw = STATE.plain and _all_concrete(entries, n, seeds)
-    if live is None:
-        live = reachable_from(entries if STATE.plain else entries[:n], source_ids)
-    cts = {k: g._value for k, g in seeds.items()} if raw else dict(seeds)
-    get = cts.get
-    debroadcast = _unbroadcast_array if raw else unbroadcast
-    for k in range(n - 1, -1, -1):
-        prim, args, params, out = entries[k]
-        key = id(out)
-        g = get(key)
-        if g is None:
-            continue
-        if key not in source_ids:
-            del cts[key]
-        rules = prim.vjp
-        if type(rules) is tuple:
-            # the common case, inlined: one rule per input, only for inputs that need it
-            xs = None
-            for i, r in enumerate(rules):
-                ia = id(args[i])
-                if r is None or ia not in live:
-                    continue
-                if xs is None:
-                    xs, ans = ([x._value for x in args], out._value) if raw else (args, out)
-                c = r(g, ans, *xs, **params)
-                if c is None:
-                    continue
-                if raw and isinstance(c, Tensor):
-                    c = c._value
-                shape = xs[i].shape
-                if c.shape != shape:
-                    c = debroadcast(c, shape)
-                prev = get(ia)
-                cts[ia] = c if prev is None else prev + c
-            continue
-        wanted = [id(a) in live for a in args]
-        if not any(wanted):
-            continue
-        for a, c in zip(args, vjp_of(prim, args, params, out,
-                                     Tensor._wrap(g) if raw else g, wanted)):
-            if c is not None:
-                if raw:
-                    c = c._value
-                prev = get(id(a))
-                cts[id(a)] = c if prev is None else prev + c
-    if raw:
-        wrap = Tensor._wrap
-        return {k: wrap(cts[k]) for k in source_ids if k in cts}
-    return {k: cts[k] for k in source_ids if k in cts}
-
-
-def _all_concrete(entries, n, seeds):
-    for g in seeds.values():
-        if type(g) is not Tensor:
-            return False
-    for k in range(n):
-        e = entries[k]
-        if getattr(e[3], "_symbolic", False):
-            return False
-        for a in e[1]:
-            if getattr(a, "_symbolic", False):
-                return False
-    return True
-
-
-def _unbroadcast_array(c, shape):
-    axes = summed_axes(np.shape(c), shape)
-    if axes:
-        c = np.sum(c, axis=axes)
-    return np.reshape(c, shape)
-
-
-def forward(entries, tangents, want_id):
-    """Forward replay: the tangent of tensor ``want_id`` given ``tangents`` (id -> tangent)."""
-    n = len(entries)
-    tans = dict(tangents)
-    for k in range(n):
-        prim, args, params, out = entries[k]
-        ts = [tans.get(id(a)) for a in args]
-        if all(t is None for t in ts):
-            continue
-        t = jvp_of(prim, args, params, out, ts)
-        if t is not None:
-            tans[id(out)] = t
-    return tans.get(want_id)
-

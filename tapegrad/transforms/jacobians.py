@@ -98,7 +98,7 @@ class _Path:
 
     def backward(self, seeds, source_ids):
         """Cotangents of ``source_ids`` (id -> tensor) given seeds (id -> cotangent)."""
-        from tapegrad.tape.gradient_tape import backward
+        from tapegrad.tape.backward import backward
         return backward(self.entries, seeds, source_ids, live=self.live)
 
     def forward(self, tangents, want_ids):
