@@ -137,7 +137,8 @@ def test_a_size_read_by_numpy_is_not_reused():
 @pytest.mark.parametrize("scale", [
     lambda n: np.sqrt(n), lambda n: np.log(n) + 1.0, lambda n: np.float64(3.0) / np.sqrt(n),
     lambda n: 2.0 / n, lambda n: n ** 0.5, lambda n: float(n) - 0.5,
-    lambda n: np.int64(n) * 2, lambda n: np.asarray([n, 1]).astype(np.float64)[:1]])
+    lambda n: np.int64(n) * 2, lambda n: np.asarray([n, 1]).astype(np.float64)[:1],
+    lambda n: int(np.int64(n) * 3), lambda n: int(np.int64(n) * 300)])
 def test_a_value_computed_from_the_size_is_not_reused(scale):
     # non-linear functions of the size (a NumPy ufunc, a float division, a power) must not
     # be baked in for other sizes: each size gets its own trace, and the right number

@@ -340,7 +340,7 @@ def note_conversion(value):
     """
     b = STATE.tracers[-1] if STATE.tracers else None
     sizes = getattr(b, "sizes", None)
-    if sizes is None or sizes.closed or not _floating(value):
+    if sizes is None or sizes.closed or not _checked(value):
         return
     f = sys._getframe(2)
     entry = None
@@ -359,24 +359,28 @@ def note_conversion(value):
     names = code.co_varnames[:n_args]
     for n in names:
         v = entry.f_locals.get(n)
-        if _floating(v) and not _known(v, users):
+        if _checked(v) and not _known(v, users):
             where = f"{users[0].f_code.co_filename}:{users[0].f_lineno}"
             sizes.taint(f"a number computed while tracing ({where}) may depend on the size")
             return
 
 
-def _floating(v):
-    """Whether ``v`` holds a number whose origin must be checked: floats, and NumPy
-    numbers and arrays of any kind (``np.int64(x.shape[0]) * 2`` reads the size without
-    asking the ``SymInt``). Python ints are ``SymInt``-tracked or pinned where computed."""
-    if isinstance(v, (bool, int, np.bool_)):
+def _checked(v):
+    """Whether ``v`` holds a number whose origin must be checked: floats, Python ints that
+    are not ``SymInt`` objects (``int(np.int64(x.shape[0]) * 2)``: NumPy reads the size without
+    asking it), and NumPy numbers and arrays of any kind. Small ints are shared objects, so
+    a computed one passes only where the same number is a literal, global or closure value
+    of the user's frames; a bool is never a size."""
+    if isinstance(v, SymInt) or isinstance(v, (bool, np.bool_)):
         return False
+    if isinstance(v, int):
+        return True
     if isinstance(v, np.ndarray):
         return v.dtype.kind in "iufc"
     if isinstance(v, (list, tuple)):
-        return any(_floating(x) for x in v)
+        return any(_checked(x) for x in v)
     if isinstance(v, dict):
-        return any(_floating(x) for x in v.values())
+        return any(_checked(x) for x in v.values())
     return isinstance(v, (float, complex, np.number))
 
 
@@ -385,7 +389,7 @@ def _known(v, frames):
     or an attribute of ``self`` in one of ``frames`` (lists: each element)."""
     if isinstance(v, (list, tuple, dict)) and not _in_frames(v, frames):
         items = v.values() if isinstance(v, dict) else v
-        return all(not _floating(x) or _known(x, frames) for x in items)
+        return all(not _checked(x) or _known(x, frames) for x in items)
     return _in_frames(v, frames)
 
 
