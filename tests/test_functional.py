@@ -7,20 +7,9 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
+from _reference import num_jac, rosenbrock, rosenbrock_hessian
 
 RNG = np.random.default_rng(3)
-
-
-def num_jac(f, x, eps=1e-6):
-    """Central-difference Jacobian of ``f`` (NumPy -> NumPy) at ``x``: out.shape + x.shape."""
-    x = np.asarray(x, dtype=np.float64)
-    y0 = np.asarray(f(x))
-    J = np.zeros(y0.shape + x.shape)
-    for idx in np.ndindex(*x.shape):
-        d = np.zeros_like(x)
-        d[idx] = eps
-        J[(Ellipsis,) + idx] = (np.asarray(f(x + d)) - np.asarray(f(x - d))) / (2 * eps)
-    return J
 
 
 def np_fn(f):
@@ -30,20 +19,6 @@ def np_fn(f):
 def close(a, b, rtol=1e-6, atol=1e-8):
     assert isinstance(a, tf.Tensor), type(a)
     np.testing.assert_allclose(a.numpy(), b, rtol=rtol, atol=atol)
-
-
-def rosen(x):
-    return tf.reduce_sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-
-
-def rosen_hessian(x):
-    n = x.size
-    h = np.zeros((n, n))
-    i = np.arange(n - 1)
-    h[i, i] += 1200 * x[:-1] ** 2 - 400 * x[1:] + 2
-    h[i + 1, i + 1] += 200
-    h[i, i + 1] = h[i + 1, i] = -400 * x[:-1]
-    return h
 
 
 W = RNG.standard_normal((3, 4))
@@ -249,10 +224,10 @@ def test_jacobian_auto_picks_forward_for_wide_outputs(monkeypatch):
 # -- Hessians ---------------------------------------------------------------------------------------------
 def test_hessian_of_rosenbrock():
     x = RNG.uniform(-1.5, 1.5, 10)
-    h = tf.hessian(rosen)(x)
+    h = tf.hessian(rosenbrock)(x)
     assert h.shape == (10, 10) and h.dtype == np.float64
-    close(h, rosen_hessian(x), rtol=1e-10, atol=1e-9)
-    close(tf.hessian(rosen, chunk_size=3)(x), rosen_hessian(x), rtol=1e-10, atol=1e-9)
+    close(h, rosenbrock_hessian(x), rtol=1e-10, atol=1e-9)
+    close(tf.hessian(rosenbrock, chunk_size=3)(x), rosenbrock_hessian(x), rtol=1e-10, atol=1e-9)
 
 
 def test_hessian_matches_central_differences_of_the_gradient():
@@ -290,7 +265,7 @@ def test_hvp():
     v = np.array([1.0, 2.0])
     close(tf.hvp(lambda x: tf.reduce_sum(x ** 3), (v,), (np.array([1.0, 0.0]),)), [6.0, 0.0])
     x, t = RNG.uniform(-1, 1, 6), RNG.standard_normal(6)
-    close(tf.hvp(rosen, (x,), (t,)), rosen_hessian(x) @ t, rtol=1e-10)
+    close(tf.hvp(rosenbrock, (x,), (t,)), rosenbrock_hessian(x) @ t, rtol=1e-10)
 
 
 def test_hessian_peak_memory_is_a_small_multiple_of_the_result():
@@ -381,13 +356,13 @@ def test_compiled_transforms_agree_with_eager():
     x = tf.constant(RNG.uniform(-1, 1, 6))
     xs = tf.constant(RNG.standard_normal((4, 3)))
     v = tf.constant(RNG.standard_normal(6))
-    cases = [(tf.grad(rosen), x), (tf.hessian(rosen), x), (tf.jacrev(VECTOR), xs[:2]),
+    cases = [(tf.grad(rosenbrock), x), (tf.hessian(rosenbrock), x), (tf.jacrev(VECTOR), xs[:2]),
              (tf.jacfwd(VECTOR), xs[:2]), (tf.vmap(tf.grad(SCALAR)), xs[:, None, :]),
              (tf.vmap(tf.jacrev(VECTOR)), xs[:, None, :]),
              (lambda a: tf.jvp(tf.sin, (a,), (v,))[1], x),
              (lambda a: tf.vjp(tf.sin, a)[1](v)[0], x),
              (lambda a: tf.linearize(tf.sin, a)[1](v), x),
-             (lambda a: tf.hvp(rosen, (a,), (v,)), x)]
+             (lambda a: tf.hvp(rosenbrock, (a,), (v,)), x)]
     for fn, arg in cases:
         compiled = tf.function(fn)
         eager = fn(arg).numpy()

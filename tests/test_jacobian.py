@@ -6,21 +6,10 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
+from _reference import num_jac, rosenbrock, rosenbrock_hessian
 from tapegrad.transforms import jacobians
 
 RNG = np.random.default_rng(2)
-
-
-def num_jac(f, x, eps=1e-6):
-    """Central-difference Jacobian of ``f`` (NumPy -> NumPy) at ``x``: out.shape + x.shape."""
-    x = np.asarray(x, dtype=np.float64)
-    y0 = np.asarray(f(x))
-    J = np.zeros(y0.shape + x.shape)
-    for idx in np.ndindex(*x.shape):
-        d = np.zeros_like(x)
-        d[idx] = eps
-        J[(Ellipsis,) + idx] = (np.asarray(f(x + d)) - np.asarray(f(x - d))) / (2 * eps)
-    return J
 
 
 def tape_jac(f, x, **kw):
@@ -296,14 +285,9 @@ def test_persistent_tape_several_jacobians_and_the_loop():
 
 
 def test_jacobian_of_a_gradient_is_the_hessian_in_both_modes():
-    f = lambda x: tf.reduce_sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+    f = rosenbrock
     xv = RNG.uniform(-1.5, 1.5, 6)
-    n = xv.size
-    want = np.zeros((n, n))
-    i = np.arange(n - 1)
-    want[i, i] += 1200 * xv[:-1] ** 2 - 400 * xv[1:] + 2
-    want[i + 1, i + 1] += 200
-    want[i, i + 1] = want[i + 1, i] = -400 * xv[:-1]
+    want = rosenbrock_hessian(xv)
     for mode in ["forward", "reverse"]:
         x = tf.constant(xv)
         with tf.GradientTape() as outer:

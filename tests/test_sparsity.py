@@ -3,12 +3,9 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
+from _reference import rosenbrock
 from tapegrad.ir import check
 from tapegrad.sparsity import colouring
-
-
-def rosenbrock(x):
-    return tf.reduce_sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
 def _x(n, seed=0):
