@@ -267,24 +267,21 @@ def _pow(e, ctx, out, x, y):
     return None
 
 
-def _logical_and(e, ctx, out, x, y):
-    if ctx.is_const(x, False) or ctx.is_const(y, False):
-        return _fill(out, False, ctx)
-    if ctx.is_const(y, True):
-        return _as(x, out, ctx)
-    if ctx.is_const(x, True):
-        return _as(y, out, ctx)
-    return None
+def _logical(absorbing):
+    """The rule of logical and (``absorbing=False``) or logical or (True): a constant
+    ``absorbing`` operand fixes the result, the other constant leaves the other operand."""
+    def rule(e, ctx, out, x, y):
+        if ctx.is_const(x, absorbing) or ctx.is_const(y, absorbing):
+            return _fill(out, absorbing, ctx)
+        if ctx.is_const(y, not absorbing):
+            return _as(x, out, ctx)
+        if ctx.is_const(x, not absorbing):
+            return _as(y, out, ctx)
+        return None
+    return rule
 
 
-def _logical_or(e, ctx, out, x, y):
-    if ctx.is_const(x, True) or ctx.is_const(y, True):
-        return _fill(out, True, ctx)
-    if ctx.is_const(y, False):
-        return _as(x, out, ctx)
-    if ctx.is_const(x, False):
-        return _as(y, out, ctx)
-    return None
+_logical_and, _logical_or = _logical(False), _logical(True)
 
 
 def _where(e, ctx, out, c, x, y):

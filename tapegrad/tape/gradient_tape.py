@@ -311,7 +311,7 @@ class GradientTape:
             if (one and sources.dtype.kind in "fc") or many:
                 return self._plain_gradient(entries, target, sources, one,
                                             unconnected_gradients)
-        unconnected = _unconnected(unconnected_gradients)
+        unconnected = unconnected_gradients
         flat_targets = [target] if isinstance(target, Tensor) else nest.flatten(target)
         # a flat list or tuple of tensors (a model's weights): no structure to walk
         flat = type(sources) in (list, tuple) and all(isinstance(s, Tensor) for s in sources)
@@ -353,15 +353,7 @@ class GradientTape:
                               f"tf.float32) when calling GradientTape.gradient, got "
                               f"tf.{s.dtype.name}", stacklevel=2)
             good.append(ok)
-        source_ids = {id(s) for s, ok in zip(flat_sources, good) if ok}
-        recs = self._recorders_for_backward()
-        if recs == STATE.recorders:  # usually: skip the switch
-            cts = backward(entries, seeds, source_ids)
-        else:
-            with swap_recorders(recs):
-                cts = backward(entries, seeds, source_ids)
-        if self._persistent:
-            self._remember_grads(cts, seeds, source_ids)
+        cts = self._backward(entries, seeds, {id(s) for s, ok in zip(flat_sources, good) if ok})
         out = []
         for s, ok in zip(flat_sources, good):
             c = cts.get(id(s)) if ok else None
@@ -372,18 +364,22 @@ class GradientTape:
             return out if type(sources) is list else tuple(out)
         return nest.pack_sequence_as(sources, out)
 
+    def _backward(self, entries, seeds, source_ids):
+        """The reverse pass, recorded by whoever records this tape's gradients."""
+        recs = self._recorders_for_backward()
+        if recs == STATE.recorders:  # usually: skip the switch
+            cts = backward(entries, seeds, source_ids)
+        else:
+            with swap_recorders(recs):
+                cts = backward(entries, seeds, source_ids)
+        if self._persistent:
+            self._remember_grads(cts, seeds, source_ids)
+        return cts
+
     def _plain_gradient(self, entries, target, sources, one, unconnected):
         """``gradient`` of one float target for one float source or a flat list of them."""
         seeds = {id(target): _ones_like(target)}
-        ids = {id(sources)} if one else {id(s) for s in sources}
-        recs = self._recorders_for_backward()
-        if recs == STATE.recorders:  # usually: skip the switch
-            cts = backward(entries, seeds, ids)
-        else:
-            with swap_recorders(recs):
-                cts = backward(entries, seeds, ids)
-        if self._persistent:
-            self._remember_grads(cts, seeds, ids)
+        cts = self._backward(entries, seeds, {id(sources)} if one else {id(s) for s in sources})
         zero = unconnected is UnconnectedGradients.ZERO
         out = []
         for s in ([sources] if one else sources):
