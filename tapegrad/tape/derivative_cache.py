@@ -71,50 +71,61 @@ def gradient(entries, n, seeds, source_ids):
     """
     if n < MIN_ENTRIES or n > MAX_ENTRIES or not config.derivative_cache():
         return None
-    rep = _replays.get((n, entries[0][0], entries[n - 1][0]))
+    where = (n, entries[0][0], entries[n - 1][0])
+    rep = _replays.get(where)
     if rep is not None and rep.matches(entries, n, seeds, source_ids):
         _replay_hits[0] += 1
-        results = _call(rep.compiled, entries, n, rep.leaves(), seeds, len(rep.sources))
+        compiled, leaves, sources = rep.compiled, rep.leaves(), rep.sources
     else:
         # sources in a canonical order (a set's order follows ids, which change every step)
-        found = _find(entries, n, seeds, source_ids, "gradient", _gradient_pass,
-                      sort_sources=True)
+        found = _find(entries, n, seeds, source_ids, "gradient", sort_sources=True)
         if found is None:
             return None
-        results, rep = found
-    return {sid: r for (_, sid), r in zip(rep.sources, results) if r is not None}
-
-
-def _gradient_pass(sym_entries, sym_seeds, sym_sources):
-    from tapegrad.tape.backward import backward
-    cts = backward(sym_entries, sym_seeds, {id(s) for s in sym_sources})
-    return [cts.get(id(s)) for s in sym_sources]
+        compiled, key, leaves, sources = found
+        # a source off the tape is not remembered: its id could come back as another tensor's
+        if len(sources) == len(source_ids):
+            rep = _Replay(compiled, key, entries, n, leaves, seeds, sources)
+            with _lock:
+                if len(_replays) >= MAX_KEYS:
+                    _replays.clear()
+                _replays[where] = rep
+    results = _call(compiled, entries, n, leaves, seeds, len(sources))
+    return {sid: r for (_, sid), r in zip(sources, results) if r is not None}
 
 
 def jacobian(entries, n, target, sources, mode, chunk_size):
     """``tape_jacobians(entries, [target], sources)[0]`` by compiled code, or None."""
     if n < MIN_ENTRIES or n > MAX_ENTRIES or not config.derivative_cache():
         return None
-    found = _find(entries, n, {id(target): None}, list(sources),
-                  ("jacobian", mode, chunk_size), _jacobian_pass)
-    return None if found is None else found[0]
+    seeds = {id(target): None}
+    found = _find(entries, n, seeds, list(sources), ("jacobian", mode, chunk_size))
+    if found is None:
+        return None
+    compiled, _, leaves, sources = found
+    return _call(compiled, entries, n, leaves, seeds, len(sources))
 
 
-def _jacobian_pass(sym_entries, sym_seeds, sym_sources, what):
+def _run_pass(what, sym_entries, sym_seeds, sym_sources):
+    """The pass ``what`` names, on symbolic stand-ins (a target's seed stands for the target
+    itself): one tensor or None per source."""
+    if what == "gradient":
+        from tapegrad.tape.backward import backward
+        cts = backward(sym_entries, sym_seeds, {id(s) for s in sym_sources})
+        return [cts.get(id(s)) for s in sym_sources]
     from tapegrad.transforms.jacobians import tape_jacobians
+    _, mode, chunk_size = what
     (sym_target,) = sym_seeds.values()
-    (out,) = tape_jacobians(sym_entries, [sym_target], sym_sources, mode=what[1],
-                            chunk_size=what[2])
+    (out,) = tape_jacobians(sym_entries, [sym_target], sym_sources, mode=mode,
+                            chunk_size=chunk_size)
     return out
 
 
 # -- the machinery --------------------------------------------------------------------------
-def _find(entries, n, seeds, sources, what, compute, sort_sources=False):
-    """``(results, sources)`` of the compiled pass for this structure, or None.
+def _find(entries, n, seeds, sources, what, sort_sources=False):
+    """``(compiled pass, structure key, leaves, sources)`` for this structure, or None.
 
-    ``seeds``: ``{id: Tensor or None}`` (None: a target, not a value passed in); ``compute``
-    runs the pass on symbolic stand-ins ``(entries, seeds, sources)`` — where a target's
-    seed stands for the target itself — and returns one tensor or None per source.
+    ``seeds``: ``{id: Tensor or None}`` (None: a target, not a value passed in); ``what``:
+    the pass (see ``_run_pass``).
     """
     pre = (n, entries[0][0], entries[n - 1][0], len(seeds), what)
     if pre not in _seen:
@@ -126,38 +137,26 @@ def _find(entries, n, seeds, sources, what, compute, sort_sources=False):
     made = _key(entries, n, seeds, sources, sort_sources)
     if made is None:
         return None
-    raw_sources = sources
     key, leaves, sources = made
-    key = (what, key)
     try:
-        hit = _cache.get(key)
+        hit = _cache.get((what, key))
     except TypeError:  # an unhashable param (an index array, a list): not cacheable
         return None
     if hit is None:
         with _lock:
             if len(_cache) >= MAX_KEYS:
                 del _cache[next(iter(_cache))]
-            _cache[key] = 1
+            _cache[(what, key)] = 1
         return None
     if hit is _FAILED:
         return None
     if type(hit) is not _Compiled:
-        hit = _compile(entries, n, leaves, seeds, sources, key[1], what, compute)
+        hit = _compile(entries, n, leaves, key, what)
         with _lock:
-            _cache[key] = _FAILED if hit is None else hit
+            _cache[(what, key)] = _FAILED if hit is None else hit
         if hit is None:
             return None
-    results = _call(hit, entries, n, leaves, seeds, len(sources))
-    if what != "gradient":
-        return results, sources
-    rep = _Replay(hit, key[1], entries, n, leaves, seeds, sources)
-    # a source off the tape is not remembered: its id could come back as another tensor's
-    if len(sources) == len(raw_sources):
-        with _lock:
-            if len(_replays) >= MAX_KEYS:
-                _replays.clear()
-            _replays[pre[:3]] = rep
-    return results, rep
+    return hit, key, leaves, sources
 
 
 class _Replay:
@@ -289,7 +288,7 @@ def _call(compiled, entries, n, leaves, seeds, n_sources):
     return results
 
 
-def _compile(entries, n, leaves, seeds, sources, key, what, compute):
+def _compile(entries, n, leaves, key, what):
     """Trace the pass of this structure on symbolic stand-ins; None if impossible."""
     # imported here: the compiler imports the ops, which import the tape
     from tapegrad.compile.codegen import compile_program
@@ -320,8 +319,7 @@ def _compile(entries, n, leaves, seeds, sources, key, what, compute):
                     sym_sources.append(syms[-1 - r] if r < 0 else outs[r])
                 else:  # off the tape: a stand-in that nothing depends on
                     sym_sources.append(b.add_input(r[0], r[1], "unused"))
-            results = (compute(sym_entries, sym_seeds, sym_sources) if what == "gradient"
-                       else compute(sym_entries, sym_seeds, sym_sources, what))
+            results = _run_pass(what, sym_entries, sym_seeds, sym_sources)
             found = [i for i, r in enumerate(results) if r is not None]
             if not found:
                 return None
