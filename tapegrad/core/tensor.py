@@ -240,43 +240,42 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if isinstance(value, (list, tuple)) and _holds_tensor(value):
         from tapegrad.ops import array_ops
         return array_ops.stack([convert_to_tensor(v, dtype=dtype) for v in value])
-    arr = None
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        if STATE.tracers:
+            note_conversion(value)
         arr = np.asarray(value)
-    elif value is None:
+        if dtype is not None and arr.dtype != dtype:
+            arr = _safe_cast(arr, dtype, value)
+        return Tensor._wrap(arr)
+    if value is None:
         raise ValueError("Attempt to convert a value (None) with an unsupported type "
                          "(<class 'NoneType'>) to a Tensor.")
-    else:
-        if isinstance(value, (str, bytes)):
-            raise TypeError(f"Cannot convert {value!r} to a numeric tensor.")
-        if STATE.tracers and holds_size(value):  # a size that is symbolic in this trace
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"Cannot convert {value!r} to a numeric tensor.")
+    if STATE.tracers:
+        if holds_size(value):  # a size that is symbolic in this trace
             t = sized_constant(value, dtype or _dt.as_dtype(dtype_hint) or _dt.int32)
             if t is not None:
                 return t
-    if STATE.tracers:
         note_conversion(value)
-    if arr is None:
-        try:
-            arr = np.asarray(value)
-        except ValueError as e:
-            raise ValueError(f"Cannot convert {value!r} to a tensor: {e}") from None
-        if arr.dtype == object:
-            raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} "
-                            "to a tensor: elements must be numbers of one nesting depth.")
-        want = dtype or _dt.as_dtype(dtype_hint)
-        if want is None:
-            if arr.dtype.kind == "f":
-                want = _dt.float32
-            elif arr.dtype.kind in "iu":
-                want = _dt.int32 if arr.size == 0 or (
-                    arr.min() >= -2**31 and arr.max() < 2**31) else _dt.int64
-            elif arr.dtype.kind == "c":
-                want = _dt.complex64
-        if want is not None and arr.dtype != want:
-            arr = _safe_cast(arr, want, value)
-        return Tensor._wrap(arr)
-    if dtype is not None and arr.dtype != dtype:
-        arr = _safe_cast(arr, dtype, value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as e:
+        raise ValueError(f"Cannot convert {value!r} to a tensor: {e}") from None
+    if arr.dtype == object:
+        raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} "
+                        "to a tensor: elements must be numbers of one nesting depth.")
+    want = dtype or _dt.as_dtype(dtype_hint)
+    if want is None:
+        if arr.dtype.kind == "f":
+            want = _dt.float32
+        elif arr.dtype.kind in "iu":
+            want = _dt.int32 if arr.size == 0 or (
+                arr.min() >= -2**31 and arr.max() < 2**31) else _dt.int64
+        elif arr.dtype.kind == "c":
+            want = _dt.complex64
+    if want is not None and arr.dtype != want:
+        arr = _safe_cast(arr, want, value)
     return Tensor._wrap(arr)
 
 
