@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from tapegrad.primitives import reductions
+from tapegrad.primitives import linalg, reductions
 
 # Python operators on arrays are these ufuncs, which take an out= buffer.
 _OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
@@ -50,23 +50,19 @@ def _row_sum_form(e, ren, ns):
 def _matmul_form(e, made_by, ren):
     """A faster NumPy form of a 2-D ``matmul`` where OpenBLAS has one, else None.
 
-    - inner size 1 (an outer product, e.g. the weight cotangent of a layer with one output):
-      a broadcast multiply, one product per element and no BLAS call (2-3x faster);
-    - a few rows times a large transposed matrix (``g @ W.T``, the input cotangent of a
-      dense layer): ``(W @ g.T).T`` reads W contiguously, up to 2x faster for 16-128 rows
-      and W of 128 x 128 or more (below that the gain is nil, and the transposed result
-      slows the elementwise operations that follow).
-    The eager implementation (``primitives/linalg._matmul``) makes the same choices.
+    - inner size 1 (an outer product): a broadcast multiply;
+    - a few rows times a large transposed matrix (``g @ W.T``): ``(W @ g.T).T``.
+    The tests, and why, are ``primitives/linalg``'s, shared with the eager implementation.
     """
     if e.prim.name != "matmul":
         return None
     a, b = e.inputs
     if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype:
         return None
-    if a.shape[1] == 1:
+    if linalg.outer_product(a, b):
         return f"{ren[a.name]} * {ren[b.name]}  # matmul with inner size 1: an outer product"
     t = made_by.get(b.name)
     if t is not None and t.prim.name == "transpose" and t.inputs[0].ndim == 2 \
-            and 1 < a.shape[0] <= 128 and min(b.shape) >= 128:
+            and linalg.few_rows_large_matrix(a, b):
         return f"({ren[t.inputs[0].name]} @ {ren[a.name]}.T).T  # matmul, W read contiguously"
     return None

@@ -106,17 +106,26 @@ def _matmul_vjp_b(g, ans, a, b):
 # input.
 def _matmul(a, b):
     if a.ndim == 2 and b.ndim == 2:
-        # A few rows times a large transposed matrix (the backward pass of a dense layer:
-        # g @ W.T) is up to twice as fast in OpenBLAS computed as (W @ g.T).T: W is read
-        # contiguously. Small W gain nothing, and the transposed result slows what follows.
-        if 1 < a.shape[0] <= 128 and min(b.shape) >= 128 and b.flags.f_contiguous \
-                and not b.flags.c_contiguous:
+        if few_rows_large_matrix(a, b) and b.flags.f_contiguous and not b.flags.c_contiguous:
             return (b.T @ a.T).T
-        # an outer product (inner size 1, e.g. the backward pass of a layer with one output)
-        # is a broadcast multiply: one product per element, no sum, five times faster
-        if a.shape[1] == 1 and a.dtype == b.dtype:
+        if outer_product(a, b):
             return a * b
     return xp.matmul(a, b)
+
+
+# Shapes where a 2-D matmul has a faster NumPy form; the eager implementation above and the
+# generated code (compile/emit_forms.py) make the same choices from these two tests.
+def few_rows_large_matrix(a, b):
+    """A few rows times a large matrix. When that matrix is a transposed view (the backward
+    pass of a dense layer: g @ W.T), OpenBLAS computes (W @ g.T).T up to twice as fast: W is
+    read contiguously. Small W gain nothing, and the transposed result slows what follows."""
+    return 1 < a.shape[0] <= 128 and min(b.shape) >= 128
+
+
+def outer_product(a, b):
+    """Inner size 1 (the backward pass of a layer with one output): a broadcast multiply
+    does one product per element and no sum, several times faster than BLAS."""
+    return a.shape[1] == 1 and a.dtype == b.dtype
 
 
 matmul_p = Primitive(
