@@ -26,39 +26,20 @@ def fresh_cache(monkeypatch):
     derivative_cache.clear()
 
 
-def _grads(case, arrays, weights):
-    xs = [tf.constant(a) for a in arrays]
+def _grads(case, seed):
+    """Gradients of a weighted sum of the case's output; arrays and weights from ``seed``."""
+    xs = [tf.constant(a) for a in _draw(case, seed)]
     floats = [x for x in xs if x.dtype.kind == "f"]
     with tf.GradientTape() as g:
         g.watch(floats)
         out = case.fn(*xs)
-        loss = tf.reduce_sum(out * tf.constant(weights(out.shape)))
+        w = np.random.default_rng(seed).standard_normal(out.shape)
+        loss = tf.reduce_sum(out * tf.constant(w))
     return g.gradient(loss, floats)
 
 
-@pytest.mark.parametrize("name,case", _cases(diff=True))
-def test_compiled_reverse_pass_equals_the_interpreter(name, case, fresh_cache):
-    _need(name)
-    rng = np.random.default_rng(0)
-    weights = lambda shape: rng.standard_normal(shape)  # noqa: E731
-    for seed in (5, 6):  # two sightings: the structure is now known
-        _grads(case, _draw(case, seed), weights)
-    arrays = _draw(case, 7)
-    w = rng.standard_normal(np.shape(case.fn(*[tf.constant(a) for a in arrays])))
-    before = derivative_cache.hits()
-    got = _grads(case, arrays, lambda shape: w)
-    compiled = derivative_cache.hits() > before
-    tf.config.set_derivative_cache(False)
-    want = _grads(case, arrays, lambda shape: w)
-    for g, e in zip(got, want):
-        assert (g is None) == (e is None)
-        if e is not None:
-            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-12, atol=1e-12)
-    assert compiled == (name not in INTERPRETIVE), f"{name}: compiled={compiled}"
-
-
-def _jacobians(case, arrays, mode):
-    xs = [tf.constant(a) for a in arrays]
+def _jacobians(case, seed, mode):
+    xs = [tf.constant(a) for a in _draw(case, seed)]
     floats = [x for x in xs if x.dtype.kind == "f"]
     with tf.GradientTape() as g:
         g.watch(floats)
@@ -66,23 +47,35 @@ def _jacobians(case, arrays, mode):
     return g.jacobian(out, floats, mode=mode)
 
 
-@pytest.mark.parametrize("mode", ["forward", "reverse"])
-@pytest.mark.parametrize("name,case", _cases(diff=True))
-def test_compiled_jacobian_equals_the_interpreter(name, case, mode, fresh_cache):
-    _need(name)
+def _check_compiled(name, derive):
+    """``derive(seed)`` twice (the structure is then known), then a third time on fresh
+    values — compiled, so no value of an earlier tape may be baked in — against the
+    interpreter on the same values."""
     for seed in (5, 6):
-        _jacobians(case, _draw(case, seed), mode)
-    arrays = _draw(case, 7)
+        derive(seed)
     before = derivative_cache.hits()
-    got = _jacobians(case, arrays, mode)
+    got = derive(7)
     compiled = derivative_cache.hits() > before
     tf.config.set_derivative_cache(False)
-    want = _jacobians(case, arrays, mode)
+    want = derive(7)
     for g, e in zip(got, want):
         assert (g is None) == (e is None)
         if e is not None:
             np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-12, atol=1e-12)
     assert compiled == (name not in INTERPRETIVE), f"{name}: compiled={compiled}"
+
+
+@pytest.mark.parametrize("name,case", _cases(diff=True))
+def test_compiled_reverse_pass_equals_the_interpreter(name, case, fresh_cache):
+    _need(name)
+    _check_compiled(name, lambda seed: _grads(case, seed))
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+@pytest.mark.parametrize("name,case", _cases(diff=True))
+def test_compiled_jacobian_equals_the_interpreter(name, case, mode, fresh_cache):
+    _need(name)
+    _check_compiled(name, lambda seed: _jacobians(case, seed, mode))
 
 
 def _repeat(step, times=4):
