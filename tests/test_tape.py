@@ -850,26 +850,6 @@ def test_recompute_grad():
 
 
 # ==== memory =========================================================================================
-def test_a_non_persistent_tape_drops_its_records_when_gradient_returns():
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        x = tf.constant(np.ones(100))
-        with tf.GradientTape() as t:
-            t.watch(x)
-            h = tf.exp(x)
-            y = tf.reduce_sum(h)
-        ref = weakref.ref(h)
-        del h
-        assert ref() is not None            # the tape keeps the intermediate alive
-        g = t.gradient(y, x)
-        assert ref() is None                # ... only until gradient returns
-        assert float(tf.reduce_sum(g)) == pytest.approx(100 * np.e)
-    finally:
-        if gc_was:
-            gc.enable()
-
-
 def test_a_persistent_tape_drops_its_records_at_del():
     gc_was = gc.isenabled()
     gc.disable()
