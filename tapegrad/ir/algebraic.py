@@ -1,4 +1,4 @@
-"""Algebraic simplification: x*1, x+0, x-0, x/1, x*0, --x, x**0, x**1, x**2 -> x*x,
+"""Algebraic simplification: x*1, x+(-0.0), x-0, x/1, --x, x**0, x**1, x**2 -> x*x,
 chains of scalar-constant products, merged scatters (index_add + index_add), logical
 and/or/where with a constant condition, transpose of a transpose, reshape and broadcast
 chains, casts to the same dtype, sums of broadcasts, elementwise operations moved inside
@@ -10,14 +10,21 @@ Every rewrite produces a value of exactly the type (shape and dtype) of the one 
 ``x + 0`` where the zero broadcasts ``x`` to a larger shape becomes ``broadcast_to(x)``, not
 ``x``; where the dtype would change, nothing is rewritten.
 
-Multiplying by a zeros tensor gives zeros even where ``x`` is inf or NaN: zeros here are
-symbolic, as in the derivative rules (the same choice as TF's graph optimiser).
+Every rewrite is also exact for every IEEE input, NaN, inf, -0.0 and subnormals included:
+the compiled program computes bit for bit what the interpreter does. So for floats
+``x * 0`` stays (it is NaN for NaN or inf ``x``, and -0.0 for negative ``x``) unless ``x``
+is known to be a finite non-negative number (a mask cast from bool); ``x + 0.0`` stays
+(-0.0 + 0.0 is +0.0), while ``x + (-0.0)`` and ``x - 0.0`` fold; ``0.0 - x`` is not ``-x``
+(0 - 0 is +0); ``c * (d * x)`` folds only where no rounding, overflow or underflow can tell
+the two apart; a sum of n copies becomes ``n * x`` only where that is exact. Integer and
+bool arithmetic is exact (wrapping), so there every rule applies. For complex dtypes
+``x * 1`` and ``x / 1`` stay (NumPy computes ``(inf+1j) * 1`` as ``inf+nanj``).
 """
 import numpy as np
 
 from tapegrad.core.dispatch import PRIMITIVES
 from tapegrad.ir.core import Const, Equation, NameGen, Var, make_params
-from tapegrad.ir.passes import rebuild, substitute
+from tapegrad.ir.passes import rebuild, same_bits, substitute
 
 
 class _Ctx:
@@ -39,7 +46,7 @@ class _Ctx:
         if a is not None and a.size:
             first = a.reshape(-1)[0]
             if all(s == 0 for s in a.strides) or a.size == 1 or (
-                    a.size <= 1 << 20 and (a == first).all()):
+                    a.size <= 1 << 20 and same_bits(a, first)):
                 u = first
         self._uniform[v.name] = u
         return u
@@ -47,6 +54,17 @@ class _Ctx:
     def is_const(self, v, value):
         u = self.uniform(v)
         return u is not None and u == value
+
+    def is_zero(self, v, negative):
+        """True if constant ``v`` is all zeros of the given sign (-0.0 for ``negative``);
+        for integer and bool constants ``negative`` does not matter."""
+        u = self.uniform(v)
+        if u is None or u != 0:
+            return False
+        if v.dtype.kind not in "fc":
+            return True
+        parts = (u.real, u.imag) if v.dtype.kind == "c" else (u,)
+        return all(bool(np.signbit(p)) == negative for p in parts)
 
     def prod(self, v, name):
         """The equation producing ``v`` if its primitive is ``name``."""
@@ -88,6 +106,33 @@ def simplify(program):
     return rebuild(program, eqs, consts, sub)
 
 
+def _exact(dtype):
+    """Integer and bool arithmetic: every algebraic identity holds (wrapping included)."""
+    return np.dtype(dtype).kind in "iub"
+
+
+def _nonneg_finite(v, ctx):
+    """True if ``v`` is provably finite and not negative (not -0.0 either): a mask cast
+    from bool, or a cast from an unsigned integer the target float holds without
+    overflow. Then ``v * 0.0`` is exactly +0.0."""
+    c = ctx.prod(v, "cast")
+    if c is None or v.dtype.kind != "f":
+        return False
+    src = c.inputs[0].dtype
+    if src.kind == "b":
+        return True
+    return src.kind == "u" and (src.itemsize == 1 or v.dtype.itemsize > 2)
+
+
+def _pow2_at_least_one(c):
+    """``c`` is ±2**k with k >= 0: multiplying by it only moves the exponent, and chains of
+    such factors overflow exactly where their product does (no rounding, no underflow)."""
+    if c is None or not np.isfinite(c) or c == 0 or np.iscomplexobj(c):
+        return False
+    m, _ = np.frexp(abs(float(c)))
+    return m == 0.5 and abs(c) >= 1
+
+
 def _as(x, out, ctx):
     """``x`` as a value of ``out``'s type: itself, or broadcast; None if the dtype differs."""
     if x.dtype != out.dtype:
@@ -100,10 +145,6 @@ def _as(x, out, ctx):
 
 def _fill(out, value, ctx):
     return [], ctx.const(np.broadcast_to(np.array(value, out.dtype), out.shape))
-
-
-def _zeros(out, ctx):
-    return _fill(out, 0, ctx)
 
 
 def _rewrite(e, ctx):
@@ -158,7 +199,7 @@ def _compressed(a):
     for ax in range(a.ndim):
         if out.shape[ax] > 1:
             first = out.take([0], axis=ax)
-            if (out == first).all():
+            if same_bits(out, first):
                 out = first
     return None if out.shape == a.shape else np.ascontiguousarray(out)
 
@@ -198,8 +239,12 @@ def _scalar_const(v, ctx):
 
 
 def _mul(e, ctx, out, x, y):
-    if ctx.is_const(x, 0) or ctx.is_const(y, 0):
-        return _zeros(out, ctx)
+    for z, other in ((x, y), (y, x)):
+        if ctx.is_const(z, 0) and (_exact(out.dtype) or _nonneg_finite(other, ctx)):
+            # a finite non-negative ``other`` times ±0.0 is that same zero
+            return _fill(out, ctx.uniform(z), ctx)
+    if out.dtype.kind == "c":
+        return None  # complex x * 1 is not x where a part is inf (see the module docstring)
     if ctx.is_const(y, 1):
         return _as(x, out, ctx)
     if ctx.is_const(x, 1):
@@ -215,7 +260,9 @@ def _mul(e, ctx, out, x, y):
         a, b = inner.inputs
         d = _scalar_const(b, ctx) if _scalar_const(b, ctx) is not None else _scalar_const(a, ctx)
         z = a if _scalar_const(b, ctx) is not None else b
-        if d is not None and z.dtype == out.dtype and z.shape == out.shape:
+        exact = _exact(out.dtype) or (_pow2_at_least_one(c) and _pow2_at_least_one(d))
+        if d is not None and exact and z.dtype == inner.out.dtype == out.dtype \
+                and z.shape == out.shape:
             m = ctx.eqn("mul", [z, ctx.const(np.asarray(c * d, out.dtype))], out.shape,
                         out.dtype)
             return [m], m.out
@@ -228,13 +275,16 @@ def _mul(e, ctx, out, x, y):
 
 
 def _add(e, ctx, out, x, y):
-    if ctx.is_const(y, 0):
+    # x + (-0.0) is x for every x; x + 0.0 is not (-0.0 + 0.0 is +0.0)
+    if ctx.is_zero(y, negative=True):
         return _as(x, out, ctx)
-    if ctx.is_const(x, 0):
+    if ctx.is_zero(x, negative=True):
         return _as(y, out, ctx)
-    # index_add(a, i) + index_add(b, i) -> index_add(a + b, i): one scatter instead of two
+    # index_add(a, i) + index_add(b, i) -> index_add(a + b, i): one scatter instead of two,
+    # exact where each element is named once (else the sums are associated differently)
     ia, ib = ctx.prod(x, "index_add"), ctx.prod(y, "index_add")
-    if ia is not None and ib is not None and ia.params == ib.params:
+    if ia is not None and ib is not None and ia.params == ib.params and (
+            _exact(out.dtype) or _names_once(ia)):
         a, b = ia.inputs[0], ib.inputs[0]
         if a.shape == b.shape and a.dtype == b.dtype == out.dtype and x.shape == out.shape:
             s = ctx.eqn("add", [a, b], a.shape, a.dtype)
@@ -243,24 +293,42 @@ def _add(e, ctx, out, x, y):
     return None
 
 
+def _names_once(e):
+    """An index_add whose index names every element at most once (a plain assignment)."""
+    p = dict(e.params)
+    index = p["index"]
+    if index.is_basic():
+        return True
+    key = index.key
+    if any(isinstance(k, np.ndarray) and k.dtype != bool for k in key):
+        from tapegrad.primitives.shape import _names_elements_once
+        return _names_elements_once(key, tuple(p["shape"]))
+    return True
+
+
 def _sub(e, ctx, out, x, y):
-    if ctx.is_const(y, 0):
+    # x - 0.0 is x for every x (-0.0 - 0.0 is -0.0); x - (-0.0) is x + 0.0, which is not
+    if ctx.is_zero(y, negative=False):
         return _as(x, out, ctx)
-    if ctx.is_const(x, 0) and (y.shape, y.dtype) == (out.shape, out.dtype):
+    # -0.0 - y is -y for every y; 0.0 - y is not (0.0 - 0.0 is +0.0, -(0.0) is -0.0)
+    if ctx.is_zero(x, negative=True) and (y.shape, y.dtype) == (out.shape, out.dtype):
         n = ctx.eqn("neg", [y], out.shape, out.dtype)
         return [n], n.out
     return None
 
 
 def _div(e, ctx, out, x, y):
-    return _as(x, out, ctx) if ctx.is_const(y, 1) else None
+    return _as(x, out, ctx) if ctx.is_const(y, 1) and out.dtype.kind != "c" else None
 
 
 def _pow(e, ctx, out, x, y):
     if ctx.is_const(y, 0):  # x ** 0 is 1 for every x in NumPy, 0, inf and nan included
         return _fill(out, 1, ctx)
-    if ctx.is_const(y, 1):
+    if out.dtype.kind == "c":
+        return None
+    if ctx.is_const(y, 1):  # pow(x, 1) is x, -0.0 and nan included
         return _as(x, out, ctx)
+    # NumPy's power with exponent 2 squares (x * x), for every float and integer
     if ctx.is_const(y, 2) and (x.shape, x.dtype) == (out.shape, out.dtype):
         m = ctx.eqn("mul", [x, x], out.shape, out.dtype)
         return [m], m.out
@@ -361,7 +429,8 @@ def _reduce_sum(e, ctx, out, x):
     n = 1
     for i in axis:
         n *= x.shape[i]
-    if n == 0:
+    # a float sum of n copies of a rounds n - 1 times, n * a once: equal for n <= 2 only
+    if n == 0 or (n > 2 and not _exact(out.dtype)):
         return None
     if keepdims:
         kept = tuple(1 if i in axis else s for i, s in enumerate(full))
@@ -414,6 +483,10 @@ def _matmul(e, ctx, out, a, w):
     J, B, K = m.out.shape
     if cv is None or cv.shape != (J, 1, K) or x.shape != (B, K) or a.shape != (J * B, K) \
             or cv.dtype != out.dtype or x.dtype != out.dtype or wv.dtype != out.dtype:
+        return None
+    # exact only for seeds of 0 and ±1 (then (c x) w and x (c w) are the same products,
+    # NaN and inf included); other factors round and overflow differently
+    if not _exact(out.dtype) and not np.isin(cv, (0, 1, -1)).all():
         return None
     N = wv.shape[1]
     folded = ctx.const(np.ascontiguousarray(cv.reshape(J, K, 1) * wv))

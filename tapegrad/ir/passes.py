@@ -113,9 +113,23 @@ def compress(val):
     """A read-only constant; a constant of one repeated value as a zero-strided broadcast."""
     if val.size > 1 and all(s != 0 for s in val.strides):
         first = val.reshape(-1)[0]
-        if (val == first).all() and not (val.dtype.kind in "fc" and np.isnan(first)):
+        if same_bits(val, first):
             return np.broadcast_to(np.array(first, dtype=val.dtype), val.shape)
     return frozen_array(val)
+
+
+def same_bits(a, b):
+    """Every element of ``a`` equals ``b`` (broadcast), the sign of zero included: a
+    constant of 0.0 and -0.0 is not uniform (1 / x tells them apart). NaN never matches."""
+    if not (a == b).all():
+        return False
+    if a.dtype.kind == "f":
+        return bool((np.signbit(a) == np.signbit(b)).all())
+    if a.dtype.kind == "c":
+        b = np.asarray(b)
+        return bool((np.signbit(a.real) == np.signbit(b.real)).all()
+                    and (np.signbit(a.imag) == np.signbit(b.imag)).all())
+    return True
 
 
 def _const_key(c):

@@ -5,6 +5,8 @@
 - A Python scalar mixed with a Tensor takes the Tensor's dtype.
 - Two tensors of different dtypes promote as NumPy does (float32 with float64 is float64).
 """
+import math
+
 import numpy as np
 
 from tapegrad.core.dispatch import bind
@@ -36,14 +38,14 @@ def like(v, t):
     """
     tv = type(v)
     if (tv is float or tv is int) and not STATE.tracers:  # the hot case: a cached constant
-        c = _consts.get((tv, v, t.dtype))
+        c = _consts.get((tv, v, t.dtype) if v or tv is int else _zero_key(v, t.dtype))
         if c is not None:
             return c
     if isinstance(v, (bool, int, float)) and not holds_size(v):
         if STATE.tracers:  # in a trace for all sizes, a float computed from a size binds it
             note_conversion(v)
         dt = t.dtype
-        key = (type(v), v, dt)
+        key = (type(v), v, dt) if v or type(v) is not float else _zero_key(v, dt)
         c = _consts.get(key)
         if c is not None:
             return c
@@ -64,6 +66,12 @@ def like(v, t):
         return convert_to_tensor(v, dtype=t.dtype)
     except (TypeError, ValueError):
         return convert_to_tensor(v)
+
+
+def _zero_key(v, dt):
+    """The cache key of a float zero: -0.0 == 0.0 (and hashes alike), yet 1 / -0.0 is -inf,
+    so x + -0.0 must not get the +0.0 constant."""
+    return (float, "-0.0" if math.copysign(1.0, v) < 0 else "0.0", dt)
 
 
 def cast(x, dtype):
