@@ -296,14 +296,7 @@ def _add(e, ctx, out, x, y):
 def _names_once(e):
     """An index_add whose index names every element at most once (a plain assignment)."""
     p = dict(e.params)
-    index = p["index"]
-    if index.is_basic():
-        return True
-    key = index.key
-    if any(isinstance(k, np.ndarray) and k.dtype != bool for k in key):
-        from tapegrad.primitives.shape import _names_elements_once
-        return _names_elements_once(key, tuple(p["shape"]))
-    return True
+    return p["index"].names_each_once(p["shape"])
 
 
 def _sub(e, ctx, out, x, y):

@@ -114,6 +114,13 @@ class Index:
     def is_basic(self):
         return not any(isinstance(k, np.ndarray) for k in self.key)
 
+    def names_each_once(self, shape):
+        """True if, into an array of ``shape``, this index names no element twice (so a
+        scatter through it is a plain assignment, with no sums to associate)."""
+        if not any(isinstance(k, np.ndarray) and k.dtype != bool for k in self.key):
+            return True
+        return _names_elements_once(self.key, tuple(shape))
+
 
 _UNIQUE = {}  # id(key) -> (key, shape, whether the key names each element at most once)
 
