@@ -34,6 +34,7 @@ from tapegrad.compile import TensorSpec, function  # noqa: F401
 from tapegrad.ops.control_flow_ops import cond, while_loop  # noqa: F401
 from tapegrad import saved  # noqa: F401
 from tapegrad import sparsity  # noqa: F401
+from tapegrad import data  # noqa: F401
 saved_model = saved  # TensorFlow's name: tf.saved_model.save / load
 
 newaxis = None

@@ -1,0 +1,298 @@
+"""``tf.data.Dataset``: a lazy, streaming input pipeline.
+
+A ``Dataset`` wraps one node (``sources.py``, ``transforms.py``); each method returns a new
+``Dataset`` around a new node. Nothing runs until the dataset is iterated, and then one
+element at a time: an infinite ``range().repeat()`` followed by ``take`` is fine.
+"""
+import operator
+
+import numpy as np
+
+from tapegrad.core.dtypes import as_dtype, int64
+from tapegrad.core.tensor import Tensor
+from tapegrad.data import sources as src
+from tapegrad.data import structure as S
+from tapegrad.data import transforms as tr
+from tapegrad.errors import OutOfRangeError
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = src.INFINITE
+UNKNOWN_CARDINALITY = src.UNKNOWN
+
+
+def _count(x, name="count"):
+    """An int64 argument (a Python int or an integer tensor), TensorFlow's conversion error
+    otherwise."""
+    if isinstance(x, Tensor):
+        if x.dtype.kind not in "iu" or x.ndim != 0:
+            raise TypeError(f"`{name}` must be a scalar integer tensor, got {x!r}.")
+        return int(x._value)
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"Cannot convert {x!r} to EagerTensor of dtype int64") from None
+
+
+class Dataset:
+    """A sequence of elements, each a tensor or a (nested) tuple or dict of tensors.
+
+    >>> import tapegrad as tf
+    >>> ds = tf.data.Dataset.from_tensor_slices(([1., 2., 3.], [0, 1, 0])).batch(2)
+    >>> [(x.numpy().tolist(), y.numpy().tolist()) for x, y in ds]
+    [([1.0, 2.0], [0, 1]), ([3.0], [0])]
+    """
+
+    def __init__(self, node):
+        self._node = node
+
+    # -- sources -------------------------------------------------------------------------
+    @staticmethod
+    def from_tensor_slices(tensors, name=None):
+        """One element per row of ``tensors`` (all leaves must have the same first size).
+
+        >>> import tapegrad as tf
+        >>> ds = tf.data.Dataset.from_tensor_slices({'x': [[1, 2], [3, 4]], 'y': [0, 1]})
+        >>> next(iter(ds))['x'].numpy().tolist()
+        [1, 2]
+        """
+        return Dataset(src.TensorSlices(tensors))
+
+    @staticmethod
+    def from_tensors(tensors, name=None):
+        """A dataset of one element, ``tensors``."""
+        return Dataset(src.Tensors(tensors))
+
+    @staticmethod
+    def range(*args, output_type=int64, name=None):
+        """``range(stop)``, ``range(start, stop[, step])`` as int64 scalars.
+
+        >>> import tapegrad as tf
+        >>> list(tf.data.Dataset.range(1, 8, 3).as_numpy_iterator())
+        [np.int64(1), np.int64(4), np.int64(7)]
+        """
+        if not 1 <= len(args) <= 3:
+            raise ValueError(f"Invalid arguments to RangeDataset: {args}")
+        start, stop, step = (0, _count(args[0], "stop"), 1) if len(args) == 1 else (
+            _count(args[0], "start"), _count(args[1], "stop"),
+            _count(args[2], "step") if len(args) == 3 else 1)
+        return Dataset(src.Range(start, stop, step, as_dtype(output_type)))
+
+    @staticmethod
+    def zip(*datasets, name=None):
+        """Elements of several datasets side by side, until the shortest ends.
+
+        ``Dataset.zip((a, b))``, ``Dataset.zip(a, b)`` and ``Dataset.zip({'a': a})``.
+        """
+        structure = datasets[0] if len(datasets) == 1 else tuple(datasets)
+        if isinstance(structure, Dataset):
+            structure = (structure,) if len(datasets) != 1 else structure
+        if isinstance(structure, list):
+            structure = tuple(structure)
+        for d in S.flatten(structure):
+            if not isinstance(d, Dataset):
+                raise TypeError("Invalid input to `zip`. Inputs are expected to be (nested) "
+                                "structures of `tf.data.Dataset` objects but encountered "
+                                f"object of type {type(d)}.")
+        if isinstance(structure, Dataset):  # zip of one dataset: its elements, unchanged
+            return structure
+        return Dataset(src.Zip(S.map_leaves(lambda d: d._node, structure)))
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None,
+                       output_signature=None, name=None):
+        """Elements from a Python generator function, called afresh for each iteration.
+
+        >>> import tapegrad as tf
+        >>> ds = tf.data.Dataset.from_generator(lambda: iter([[1, 2], [3]]),
+        ...     output_signature=tf.TensorSpec([None], tf.int32))
+        >>> [x.numpy().tolist() for x in ds]
+        [[1, 2], [3]]
+        """
+        sig = src.signature_of(output_signature, output_types, output_shapes)
+        return Dataset(src.Generator(generator, sig, args))
+
+    # -- transformations -----------------------------------------------------------------
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None, name=None):
+        """Stack ``batch_size`` consecutive elements; the last batch may be smaller unless
+        ``drop_remainder``. Rows of different shapes raise ``InvalidArgumentError``."""
+        return Dataset(tr.Batch(self._node, _count(batch_size, "batch_size"), drop_remainder))
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False, name=None):
+        """Like ``batch``, padding each component to ``padded_shapes`` (None dimensions,
+        and all of them by default: the largest size in the batch) with ``padding_values``
+        (default 0)."""
+        spec = self.element_spec
+        specs = S.flatten(spec)
+        if padded_shapes is None:
+            for s in specs:
+                if s.shape is None:
+                    raise ValueError("You must provide `padded_shapes` argument because "
+                                     "component has unknown rank.")
+            shapes = [(None,) * len(s.shape) for s in specs]
+        else:
+            shapes = [None if sh is None else tuple(None if d is None else int(d) for d in sh)
+                      for sh in src._shape_leaves(spec, padded_shapes)]
+        if padding_values is None or not S._is_structure(padding_values):
+            values = [0 if padding_values is None else padding_values] * len(specs)
+        else:
+            values = S.flatten(padding_values)
+        values = [v._value if isinstance(v, Tensor) else v for v in values]
+        return Dataset(tr.Batch(self._node, _count(batch_size, "batch_size"), drop_remainder,
+                                padding=(shapes, values)))
+
+    def unbatch(self, name=None):
+        """Split each element along its first axis into rows (the inverse of ``batch``)."""
+        return Dataset(tr.Unbatch(self._node))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
+        """Randomly shuffle with a buffer of ``buffer_size`` elements.
+
+        With a ``seed`` (or after ``tf.random.set_seed``) the orders are the same in every
+        run; each new iteration reshuffles unless ``reshuffle_each_iteration=False``.
+        The permutation itself is not TensorFlow's.
+
+        >>> import tapegrad as tf
+        >>> ds = tf.data.Dataset.range(5).shuffle(5, seed=3)
+        >>> sorted(ds.as_numpy_iterator()) == list(range(5))
+        True
+        """
+        if seed is None:
+            from tapegrad.ops.random_ops import generator
+            seed = int(generator().integers(2**63))  # reproducible after set_seed
+        return Dataset(tr.Shuffle(self._node, _count(buffer_size, "buffer_size"),
+                                  _count(seed, "seed"), bool(reshuffle_each_iteration)))
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        """Apply ``map_func`` to each element (a tuple element is passed as arguments).
+
+        It runs eagerly, in order, once per element as it is pulled; TensorFlow instead
+        traces it once, so its Python side effects happen once there.
+
+        >>> import tapegrad as tf
+        >>> ds = tf.data.Dataset.range(3).map(lambda x: (x, x * x))
+        >>> [int(b) for _, b in ds]
+        [0, 1, 4]
+        """
+        return Dataset(tr.Map(self._node, map_func))
+
+    def filter(self, predicate, name=None):
+        """Keep the elements for which ``predicate`` returns a scalar bool tensor True."""
+        return Dataset(tr.Filter(self._node, predicate))
+
+    def flat_map(self, map_func, name=None):
+        """Map each element to a dataset and concatenate those datasets."""
+        return Dataset(tr.FlatMap(self._node, map_func, Dataset))
+
+    def repeat(self, count=None, name=None):
+        """Repeat the dataset ``count`` times (forever with None or -1)."""
+        return Dataset(tr.Repeat(self._node, -1 if count is None else _count(count)))
+
+    def take(self, count, name=None):
+        """The first ``count`` elements (all of them with -1)."""
+        return Dataset(tr.Take(self._node, _count(count)))
+
+    def skip(self, count, name=None):
+        """All but the first ``count`` elements (none with -1)."""
+        return Dataset(tr.Skip(self._node, _count(count)))
+
+    def prefetch(self, buffer_size, name=None):
+        """Accepted for compatibility; elements are computed when asked for (no thread)."""
+        _count(buffer_size, "buffer_size")
+        return Dataset(tr.Passthrough(self._node, "_PrefetchDataset"))
+
+    def cache(self, filename="", name=None):
+        """Keep the elements of the first complete iteration in memory and replay them.
+        A ``filename`` is accepted; the cache is in memory all the same."""
+        return Dataset(tr.Cache(self._node))
+
+    def enumerate(self, start=0, name=None):
+        """``(index, element)`` pairs, the index an int64 scalar from ``start``."""
+        counter = src.Range(_count(start, "start"), None, 1, int64)
+        return Dataset(src.Zip((counter, self._node)))
+
+    def concatenate(self, dataset, name=None):
+        """This dataset's elements, then those of ``dataset``."""
+        return Dataset(tr.Concatenate(self._node, dataset._node))
+
+    def apply(self, transformation_func):
+        """``transformation_func(self)``."""
+        return transformation_func(self)
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """Fold the elements: ``state = reduce_func(state, element)``.
+
+        >>> import tapegrad as tf
+        >>> int(tf.data.Dataset.range(5).reduce(tf.constant(0, tf.int64), lambda s, x: s + x))
+        10
+        """
+        state = S.to_element(initial_state)
+        for e in self._node:
+            # (state, element) is the tuple TensorFlow unpacks: the element is one argument
+            state = S.to_element(tr.call(reduce_func, (state, e)), from_function=True)
+        return state
+
+    def get_single_element(self, name=None):
+        """The one element of a dataset of exactly one element."""
+        it = iter(self._node)
+        for e in it:
+            for _ in it:
+                raise ValueError("Dataset had more than one element.")
+            return e
+        raise ValueError("Dataset was empty.")
+
+    # -- facts and iteration -------------------------------------------------------------
+    @property
+    def element_spec(self):
+        """The structure of ``tf.TensorSpec`` describing each element."""
+        return self._node.spec()
+
+    def cardinality(self):
+        """The number of elements as an int64 scalar tensor, or ``INFINITE_CARDINALITY``
+        (-1) or ``UNKNOWN_CARDINALITY`` (-2)."""
+        return Tensor._wrap(np.asarray(self._node.cardinality(), np.int64))
+
+    def __len__(self):
+        c = self._node.cardinality()
+        if c == src.INFINITE:
+            raise TypeError("The dataset is infinite.")
+        if c == src.UNKNOWN:
+            raise TypeError("The dataset length is unknown.")
+        return c
+
+    def __iter__(self):
+        return Iterator(self)
+
+    def as_numpy_iterator(self):
+        """Iterate over NumPy values: arrays, and NumPy scalars for scalar tensors."""
+        return (S.to_numpy(e) for e in self._node)
+
+    def __repr__(self):
+        return f"<{self._node.kind} element_spec={self.element_spec!r}>"
+
+
+class Iterator:
+    """``iter(dataset)``: ``next`` raises StopIteration at the end, ``get_next``
+    raises ``tf.errors.OutOfRangeError`` as TensorFlow's iterator does."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+        self._it = iter(dataset._node)
+
+    @property
+    def element_spec(self):
+        return self._dataset.element_spec
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._it)
+
+    def get_next(self):
+        """The next element; ``OutOfRangeError`` at the end."""
+        try:
+            return next(self._it)
+        except StopIteration:
+            raise OutOfRangeError("End of sequence") from None
