@@ -27,3 +27,87 @@ def test_threads_reading_one_variable_get_their_own_gradients():
     for th in threads:
         th.join()
     assert not errors, errors[0]
+
+
+# ==== atomic variable updates (TensorFlow's AssignAddVariableOp holds the variable's lock) ====
+def _hammer(fns, calls):
+    """Run each of ``fns`` ``calls`` times, each in its own thread, all at once."""
+    errors = []
+
+    def work(fn):
+        try:
+            for _ in range(calls):
+                fn()
+        except Exception as e:  # reported to the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(fn,)) for fn in fns]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[0]
+
+
+def test_eager_assign_add_and_sub_lose_no_update_under_threads():
+    # large arrays: NumPy releases the GIL inside the add, where an unlocked
+    # read-modify-write loses most updates
+    v = tf.Variable(np.zeros(200_000))
+    one = np.ones(200_000)
+    _hammer([lambda: v.assign_add(one)] * 16, calls=40)
+    np.testing.assert_array_equal(v.numpy(), np.full(200_000, 16 * 40.0))
+    _hammer([lambda: v.assign_sub(tf.constant(one))] * 16, calls=40)  # the optimizer path
+    np.testing.assert_array_equal(v.numpy(), np.zeros(200_000))
+
+
+def test_assign_add_and_sub_from_mixed_threads_cancel_exactly():
+    v = tf.Variable(np.zeros(50_000))
+    one = np.ones(50_000)
+    _hammer([lambda: v.assign_add(one), lambda: v.assign_sub(one)] * 4, calls=60)
+    np.testing.assert_array_equal(v.numpy(), np.zeros(50_000))
+
+
+def test_shared_function_updates_are_atomic():
+    v = tf.Variable(0.0)
+    big = tf.Variable(np.zeros(100_000))
+
+    @tf.function
+    def step():
+        v.assign_add(1.0)
+        big.assign_add(tf.ones([100_000], tf.float64))
+
+    _hammer([step] * 16, calls=500)
+    assert float(v) == 16 * 500
+    np.testing.assert_array_equal(big.numpy(), np.full(100_000, 16 * 500.0))
+
+
+def test_function_updates_interleaved_with_eager_updates_are_all_kept():
+    v = tf.Variable(np.zeros(100_000))
+    one = np.ones(100_000)
+    sub = tf.function(lambda d: v.assign_sub(d))
+    _hammer([lambda: v.assign_add(one), lambda: sub(tf.constant(one))] * 4, calls=50)
+    np.testing.assert_array_equal(v.numpy(), np.zeros(100_000))
+
+
+def test_function_updates_under_a_tape_are_atomic():
+    # under a tape the program is interpreted through bind: the same locks apply
+    v = tf.Variable(np.zeros(100_000))
+    step = tf.function(lambda: v.assign_add(tf.ones([100_000], tf.float64)))
+
+    def taped():
+        with tf.GradientTape():
+            step()
+
+    _hammer([taped] * 16, calls=40)
+    np.testing.assert_array_equal(v.numpy(), np.full(100_000, 16 * 40.0))
+
+
+def test_loaded_function_updates_are_atomic(tmp_path):
+    v = tf.Variable(np.zeros(100_000))
+    step = tf.function(lambda: v.assign_add(tf.ones([100_000], tf.float64)))
+    path = str(tmp_path / "step.tgz")
+    tf.saved.save(step.get_concrete_function(), path)
+    loaded = tf.saved.load(path)          # with its own copy of the variable
+    (w,) = loaded.variables
+    _hammer([loaded] * 16, calls=40)
+    np.testing.assert_array_equal(w.numpy(), np.full(100_000, 16 * 40.0))

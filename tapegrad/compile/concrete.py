@@ -10,7 +10,7 @@ import numpy as np
 from tapegrad.compile.codegen import compile_program
 from tapegrad.compile.signature import TENSOR, VARIABLE, TensorSpec, rebuild, walk
 from tapegrad.core.state import STATE
-from tapegrad.core.tensor import Tensor, convert_to_tensor
+from tapegrad.core.tensor import Tensor, convert_to_tensor, update_locks
 from tapegrad.ir import check, cse, dce, evaluate, fold_constants, optimize
 
 _wrap = Tensor._wrap
@@ -133,25 +133,32 @@ class ConcreteFunction:
 
     def _run_plain(self, vals, arg_vars):
         """The generated code on NumPy values; variables are read and assigned directly."""
-        if self._slots:
-            vs = self._variables(arg_vars)
-            r = self._fn(*vals, *[v._value for v in vs])
-        else:
+        if not self._slots:
             r = self._fn(*vals)
+        elif self._upd:
+            # read, compute and write under the updated variables' locks: concurrent calls
+            # of a shared function never lose an update (TensorFlow's assign_add is atomic)
+            vs = self._variables(arg_vars)
+            with update_locks([vs[i] for i in self._upd]):
+                r = self._fn(*vals, *[v._value for v in vs])
+                r = (r,) if self._n_res == 1 else r
+                for i, val in zip(self._upd, r[self._n_out:]):
+                    vs[i]._value = val
+            return self._pack([_wrap(a) for a in r[:self._n_out]])
+        else:
+            r = self._fn(*vals, *[v._value for v in self._variables(arg_vars)])
         if self._single and self._n_res == 1:
             return _wrap(r)
         if self._n_res == 1:
             r = (r,)
-        if self._upd:
-            for i, val in zip(self._upd, r[self._n_out:]):
-                vs[i]._value = val
         return self._pack([_wrap(a) for a in r[:self._n_out]])
 
     def _make_runner(self):
         """A generated ``run(x0, .., xn)`` on NumPy values: the lean path of a plain call.
 
-        Captured variables are read and assigned inline; None where a captured variable is
-        an argument (then ``_run_plain`` resolves it per call).
+        Captured variables are read and assigned inline (under the locks of the updated
+        ones, see ``_run_plain``); None where a captured variable is an argument (then
+        ``_run_plain`` resolves it per call).
         """
         if any(isinstance(s, int) for s in self._slots):
             return None
@@ -163,9 +170,15 @@ class ConcreteFunction:
             ns[f"V{k}"] = var
             caps.append(f"V{k}._value")
         res = ["r"] if self._n_res == 1 else [f"r[{j}]" for j in range(self._n_res)]
-        lines = [f"def run({', '.join(xs)}):", f"    r = fn({', '.join(xs + caps)})"]
+        lines = [f"def run({', '.join(xs)}):"]
+        pad = "    "
+        if self._upd:
+            ns["locks"] = update_locks([self._slots[i] for i in self._upd])
+            lines.append("    with locks:")
+            pad = "        "
+        lines.append(f"{pad}r = fn({', '.join(xs + caps)})")
         for i, j in zip(self._upd, range(self._n_out, self._n_res)):
-            lines.append(f"    V{i}._value = {res[j]}")
+            lines.append(f"{pad}V{i}._value = {res[j]}")
         if self._single:  # Tensor._wrap, inlined: this line runs on every call
             lines += ["    t = new(Tensor)", f"    t._value = {res[0]}", "    return t"]
         else:
@@ -179,9 +192,11 @@ class ConcreteFunction:
         ins = [t if isinstance(t, Tensor) else convert_to_tensor(np.asarray(t))
                for t in tensors]
         vs = self._variables(arg_vars)
-        outs, upds = evaluate(self._diff_program, ins, [v.read_value() for v in vs])
-        for (i, _), val in zip(self._diff_program.updates, upds):
-            vs[i].assign(val)
+        upd = self._diff_program.updates
+        with update_locks([vs[i] for i, _ in upd]):
+            outs, upds = evaluate(self._diff_program, ins, [v.read_value() for v in vs])
+            for (i, _), val in zip(upd, upds):
+                vs[i].assign(val)
         return self._pack(outs)
 
     def _pack(self, flat):

@@ -6,6 +6,7 @@ care about alive themselves. Operators are attached by ``tapegrad.ops.overloads`
 module has no dependency on the primitives.
 """
 import itertools
+import threading
 
 import numpy as np
 
@@ -127,7 +128,7 @@ class Variable(Tensor):
     3.0
     """
 
-    __slots__ = ("trainable", "name", "_uid", "_snap")
+    __slots__ = ("trainable", "name", "_uid", "_snap", "_lock")
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None):
         if initial_value is None:
@@ -142,6 +143,10 @@ class Variable(Tensor):
         self._uid = next(_var_ids)
         self.name = (name or "Variable") + ":0"
         self._snap = None  # (epoch, value array, snapshot tensor) of the last recorded read
+        # Held around every read-modify-write of the value (assign_add, a compiled call's
+        # updates), so that updates from several threads are never lost, as in TensorFlow.
+        # Reentrant: a compiled call holding it may assign through the eager path.
+        self._lock = threading.RLock()
 
     def read_value(self):
         """A snapshot tensor of the current value; active tapes record the read."""
@@ -185,24 +190,31 @@ class Variable(Tensor):
         """Replace the value (same shape); returns the variable."""
         v = self._coerce(value, "assign")
         if v is not None:
-            self._value = np.array(v)
+            v = np.array(v)
+            with self._lock:  # not in the middle of another thread's assign_add
+                self._value = v
         return self
 
     def assign_add(self, delta, read_value=True):
+        """Add ``delta`` (same shape) atomically: concurrent updates are never lost."""
         v = self._coerce(delta, "assign_add")
         if v is not None:
-            self._value = self._value + v
+            with self._lock:
+                self._value = self._value + v
         return self
 
     def assign_sub(self, delta, read_value=True):
+        """Subtract ``delta`` (same shape) atomically; returns the variable."""
         if type(delta) is Tensor and not STATE.tracers:  # an optimizer step: no conversion
             v, cur = delta._value, self._value
             if v.shape == cur.shape and v.dtype == cur.dtype:
-                self._value = cur - v
+                with self._lock:
+                    self._value = self._value - v
                 return self
         v = self._coerce(delta, "assign_sub")
         if v is not None:
-            self._value = self._value - v
+            with self._lock:
+                self._value = self._value - v
         return self
 
     def ref(self):
@@ -215,6 +227,29 @@ class Variable(Tensor):
                 f"dtype={self.dtype.name}, numpy={body}>")
 
     __str__ = __repr__
+
+
+class update_locks:
+    """Hold the update locks of ``variables`` while a compiled call reads, computes and
+    writes them, so that concurrent calls (and eager ``assign_add``) never lose an update.
+
+    Locks are taken in creation order, so two calls never wait on each other in a cycle.
+    """
+
+    __slots__ = ("_locks",)
+
+    def __init__(self, variables):
+        uniq = {v._uid: v for v in variables}
+        self._locks = [uniq[k]._lock for k in sorted(uniq)]
+
+    def __enter__(self):
+        for lock in self._locks:
+            lock.acquire()
+
+    def __exit__(self, *exc):
+        for lock in reversed(self._locks):
+            lock.release()
+        return False
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):

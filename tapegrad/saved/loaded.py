@@ -4,7 +4,7 @@ import numpy as np
 from tapegrad.compile.codegen import compile_program
 from tapegrad.compile.signature import TensorSpec
 from tapegrad.core.state import STATE
-from tapegrad.core.tensor import Tensor, convert_to_tensor
+from tapegrad.core.tensor import Tensor, convert_to_tensor, update_locks
 from tapegrad.ir import cse, dce, evaluate, optimize, simplify
 from tapegrad.util import nest
 
@@ -54,16 +54,19 @@ class LoadedFunction:
                             f"({', '.join(map(repr, want))}), got {len(flat)}.")
         ins = [self._conform(x, v, k) for k, (x, v) in enumerate(zip(flat, want))]
         n_out, upd = len(self.program.outputs), self.program.updates
-        if STATE.plain:
-            r = self._fn(*[t._value for t in ins], *[v._value for v in self.variables])
-            r = (r,) if n_out + len(upd) == 1 else r
-            for (i, _), val in zip(upd, r[n_out:]):
-                self.variables[i]._value = val
-            outs = [Tensor._wrap(np.asarray(o)) for o in r[:n_out]]
-        else:
-            outs, vals = evaluate(self.program, ins, [v.read_value() for v in self.variables])
-            for (i, _), val in zip(upd, vals):
-                self.variables[i].assign(val)
+        # read, compute and write under the updated variables' locks (see concrete.py)
+        with update_locks([self.variables[i] for i, _ in upd]):
+            if STATE.plain:
+                r = self._fn(*[t._value for t in ins], *[v._value for v in self.variables])
+                r = (r,) if n_out + len(upd) == 1 else r
+                for (i, _), val in zip(upd, r[n_out:]):
+                    self.variables[i]._value = val
+                outs = [Tensor._wrap(np.asarray(o)) for o in r[:n_out]]
+            else:
+                outs, vals = evaluate(self.program, ins,
+                                      [v.read_value() for v in self.variables])
+                for (i, _), val in zip(upd, vals):
+                    self.variables[i].assign(val)
         return nest.pack_sequence_as(self._structure, outs)
 
     def _conform(self, x, v, k):

@@ -221,11 +221,13 @@ class GradientTape:
         return tuple(self._variables[k] for k in sorted(self._variables))
 
     # -- differentiation ----------------------------------------------------------------------
-    def _begin_use(self, what="gradients"):
+    def _begin_use(self):
+        """The records and the watched ids (watched tensors and recorded outputs) for one
+        use; a non-persistent tape is used up."""
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
                                "set of gradients (or jacobians)")
-        entries = self._entries
+        entries, watched = self._entries, self._watched
         if not self._persistent:
             self._used = True
             self._stop()
@@ -233,7 +235,7 @@ class GradientTape:
             # intermediates are freed as soon as this use returns (reference counting only).
             # watched_variables() keeps answering, as in TensorFlow.
             self._entries, self._watched, self._keep = [], set(), []
-        return entries
+        return entries, watched
 
     def _recorders_for_backward(self):
         """Who records the derivative computation: outer tapes, and this tape if it is
@@ -296,7 +298,7 @@ class GradientTape:
             raise TypeError("Argument `target` should be a list or nested structure of Tensors, "
                             "Variables or CompositeTensors to be differentiated, but received "
                             "None.")
-        entries = self._begin_use()
+        entries, watched = self._begin_use()
         if self._persistent:
             target = self._resolve(target)
         if type(unconnected_gradients) is not UnconnectedGradients:
@@ -309,7 +311,7 @@ class GradientTape:
             many = not one and type(sources) in (list, tuple) and all(
                 isinstance(s, Tensor) and s.dtype.kind in "fc" for s in sources)
             if (one and sources.dtype.kind in "fc") or many:
-                return self._plain_gradient(entries, target, sources, one,
+                return self._plain_gradient(entries, watched, target, sources, one,
                                             unconnected_gradients)
         unconnected = unconnected_gradients
         flat_targets = [target] if isinstance(target, Tensor) else nest.flatten(target)
@@ -353,7 +355,12 @@ class GradientTape:
                               f"tf.float32) when calling GradientTape.gradient, got "
                               f"tf.{s.dtype.name}", stacklevel=2)
             good.append(ok)
-        cts = self._backward(entries, seeds, {id(s) for s, ok in zip(flat_sources, good) if ok})
+        # Only what this tape watched (or recorded) has a gradient, and a target that is
+        # also a source (its seed): a tensor the tape never saw gives None even where a
+        # recorded operation used it, as in TensorFlow.
+        cts = self._backward(entries, seeds, {
+            id(s) for s, ok in zip(flat_sources, good)
+            if ok and (id(s) in watched or id(s) in seeds)})
         out = []
         for s, ok in zip(flat_sources, good):
             c = cts.get(id(s)) if ok else None
@@ -376,10 +383,16 @@ class GradientTape:
             self._remember_grads(cts, seeds, source_ids)
         return cts
 
-    def _plain_gradient(self, entries, target, sources, one, unconnected):
+    def _plain_gradient(self, entries, watched, target, sources, one, unconnected):
         """``gradient`` of one float target for one float source or a flat list of them."""
-        seeds = {id(target): _ones_like(target)}
-        cts = self._backward(entries, seeds, {id(sources)} if one else {id(s) for s in sources})
+        tid = id(target)
+        seeds = {tid: _ones_like(target)}
+        if one:
+            sid = id(sources)
+            ids = {sid} if sid in watched or sid == tid else set()
+        else:
+            ids = {id(s) for s in sources if id(s) in watched or id(s) == tid}
+        cts = self._backward(entries, seeds, ids)
         zero = unconnected is UnconnectedGradients.ZERO
         out = []
         for s in ([sources] if one else sources):
@@ -424,9 +437,12 @@ class GradientTape:
             raise RuntimeError("GradientTape must be created with persistent=True to compute "
                                "the jacobian with eager execution enabled and with "
                                "experimental_use_pfor set to False.")
-        entries = self._begin_use()
+        entries, watched = self._begin_use()
         if self._persistent:
             target = self._resolve(target)
+        # sources this tape never watched (nor recorded) give None, as in TensorFlow
+        seen = [k for k, s in enumerate(flat_sources) if id(s) in watched]
+        seen_sources = [flat_sources[k] for k in seen]
         if not _is_float(target):
             warnings.warn(f"The dtype of the target tensor must be floating (e.g. tf.float32) "
                           f"when calling GradientTape.jacobian, got tf.{target.dtype.name}",
@@ -434,11 +450,11 @@ class GradientTape:
         def compute():
             if STATE.plain and experimental_use_pfor:
                 # a structure seen before: the whole Jacobian as generated NumPy code
-                out = derivative_cache.jacobian(entries, len(entries), target, flat_sources,
+                out = derivative_cache.jacobian(entries, len(entries), target, seen_sources,
                                                 mode, chunk_size)
                 if out is not None:
                     return out
-            (out,) = jacobians.tape_jacobians(entries, [target], flat_sources, mode=mode,
+            (out,) = jacobians.tape_jacobians(entries, [target], seen_sources, mode=mode,
                                               chunk_size=chunk_size,
                                               loop=not experimental_use_pfor)
             return out
@@ -447,6 +463,9 @@ class GradientTape:
         if self._persistent:
             for i, j in enumerate(out):
                 self._remember(j, lambda i=i: compute()[i])
+        if len(seen) < len(flat_sources):
+            got = dict(zip(seen, out))
+            out = [got.get(k) for k in range(len(flat_sources))]
         if unconnected is UnconnectedGradients.ZERO:
             out = [T.zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype)
                    if j is None else j for j, s in zip(out, flat_sources)]
@@ -486,10 +505,13 @@ class GradientTape:
             raise RuntimeError("GradientTape must be created with persistent=True to compute "
                                "the batch_jacobian with eager execution enabled and with "
                                "experimental_use_pfor set to False.")
-        entries = self._begin_use()
+        entries, watched = self._begin_use()
         if self._persistent:
             target = self._resolve(target)
+
         def compute():
+            if id(source) not in watched:  # never watched: unconnected
+                return None
             return jacobians.tape_batch_jacobian(entries, target, source, mode=mode,
                                                  chunk_size=chunk_size,
                                                  loop=not experimental_use_pfor)
