@@ -42,13 +42,7 @@ KNOWN_UPWARD = {
     ('tapegrad.ops.control_flow_trace', 'tapegrad.ops.array_ops'),
     ('tapegrad.primitives', 'tapegrad.primitives.control_flow'),
     ('tapegrad.primitives.control_flow', 'tapegrad.ops'),
-    ('tapegrad.primitives.elementwise', 'tapegrad.ops'),
-    ('tapegrad.primitives.linalg', 'tapegrad.ops'),
     ('tapegrad.primitives.random', 'tapegrad.ops.random_ops'),
-    ('tapegrad.primitives.reductions', 'tapegrad.ops'),
-    ('tapegrad.primitives.registry', 'tapegrad.ops'),
-    ('tapegrad.primitives.shape', 'tapegrad.ops'),
-    ('tapegrad.primitives.sorting', 'tapegrad.ops'),
     ('tapegrad.tape.backward', 'tapegrad.tape.derivative_cache'),
     ('tapegrad.tape.custom_gradient', 'tapegrad.ops'),
     ('tapegrad.tape.forward_accumulator', 'tapegrad.ops'),
@@ -60,26 +54,11 @@ KNOWN_UPWARD = {
     ('tapegrad.transforms.jacobians', 'tapegrad.ops'),
 }
 # the import cycles of today, each as the set of modules (or sub-packages) on it
-KNOWN_MODULE_CYCLES = {frozenset({  # derivative rules call the TF-named ops
-    "tapegrad.ops", "tapegrad.ops.array_ops", "tapegrad.ops.linalg_ops", "tapegrad.ops.math_ops",
-    "tapegrad.ops.nn_ops", "tapegrad.ops.overloads", "tapegrad.primitives.elementwise",
-    "tapegrad.primitives.linalg", "tapegrad.primitives.reductions",
-    "tapegrad.primitives.registry", "tapegrad.primitives.shape"})}
+KNOWN_MODULE_CYCLES = set()
 KNOWN_PACKAGE_CYCLES = {frozenset({
     "compile", "core", "ir", "ops", "primitives", "sparsity", "tape", "transforms"})}
-# modules that fail to import unless tapegrad/__init__.py has run first (all through the
-# ops <-> primitives knot: primitives.elementwise imports ops, which needs its add_p)
-KNOWN_IMPORT_FAILURES = {
-    "tapegrad.compile", "tapegrad.compile.blocking", "tapegrad.compile.codegen",
-    "tapegrad.compile.concrete", "tapegrad.compile.emit_forms", "tapegrad.compile.function",
-    "tapegrad.compile.signature", "tapegrad.compile.symbolic", "tapegrad.compile.template",
-    "tapegrad.compile.tracer", "tapegrad.primitives", "tapegrad.primitives.control_flow",
-    "tapegrad.primitives.elementwise", "tapegrad.primitives.linalg",
-    "tapegrad.primitives.random", "tapegrad.primitives.reductions",
-    "tapegrad.primitives.registry", "tapegrad.primitives.shape",
-    "tapegrad.primitives.sorting", "tapegrad.saved", "tapegrad.saved.archive",
-    "tapegrad.saved.decode", "tapegrad.saved.encode", "tapegrad.saved.format",
-    "tapegrad.saved.loaded", "tapegrad.tape.backward", "tapegrad.tape.rules"}
+# modules that fail to import unless tapegrad/__init__.py has run first
+KNOWN_IMPORT_FAILURES = set()
 
 
 def read_layers():

@@ -28,7 +28,8 @@ class Primitive:
       ``.shape`` and ``.dtype``.
     - ``vjp``: a tuple with one rule per input, ``rule(g, ans, *xs, **params)`` returning the
       cotangent of that input (broadcasting is undone by the engine), or None for inputs that
-      get no gradient. Written with tapegrad ops and operators, so it differentiates again.
+      get no gradient. Written with the primitive layer's functions (``primitives/api.py``) and operators, so
+      it differentiates again.
       A first-order pass that nothing records calls the rules with NumPy arrays instead of
       tensors (operators are then plain NumPy): rules must not rely on Tensor-only methods.
     - ``jvp``: a tuple with one rule per input, ``rule(x_dot, ans, *xs, **params)`` giving that

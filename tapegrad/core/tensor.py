@@ -344,6 +344,17 @@ def sized_constant(value, dtype):
     return ctx_of(value).constant(value, dtype)
 
 
+def full(shape, value, dtype):
+    """``np.full`` as a tensor; staged as a broadcast where ``shape`` holds symbolic sizes
+    (in a trace for all sizes, compile/symbolic.py) so that the size is not baked in."""
+    if STATE.tracers and holds_size(shape):
+        from tapegrad.compile.symbolic import ctx_of
+        t = ctx_of(shape).broadcast(value, shape, dtype)
+        if t is not None:
+            return t
+    return Tensor._wrap(np.full(shape, value, dtype))
+
+
 def _holds_tensor(seq):
     for v in seq:
         if isinstance(v, Tensor):

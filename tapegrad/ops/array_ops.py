@@ -8,6 +8,7 @@ from tapegrad.core import dtypes as _dt
 from tapegrad.core.dispatch import bind
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size
+from tapegrad.core.tensor import full as _full
 from tapegrad.ops._convert import axis1, static_shape, tensor
 from tapegrad.ops._convert import cast as _cast
 from tapegrad.primitives import shape as S
@@ -393,17 +394,6 @@ def rank(input, name=None):
 # ---- creation (no gradient) -------------------------------------------------------------
 def _dtype(dtype, default=_dt.float32):
     return _dt.as_dtype(dtype) or default
-
-
-def _full(shape, value, dtype):
-    """``np.full``, staged as a broadcast where ``shape`` holds symbolic sizes (in a trace
-    for all sizes, compile/symbolic.py) so that the size is not baked in."""
-    if STATE.tracers and holds_size(shape):
-        from tapegrad.compile.symbolic import ctx_of
-        t = ctx_of(shape).broadcast(value, shape, dtype)
-        if t is not None:
-            return t
-    return _wrap(np.full(shape, value, dtype))
 
 
 def zeros(shape, dtype=_dt.float32, name=None):

@@ -9,7 +9,8 @@ import operator
 
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer_pow, log,
+    logical_and, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, where, zeros_like)
 from tapegrad.primitives.registry import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.registry import elementwise_abstract, elementwise_batch
@@ -62,7 +63,7 @@ def _pow_base(x, y):
     """
     if not getattr(x, "_symbolic", False) and np.all(np.asarray(getattr(x, "_value", x))):
         return x
-    return T.where(T.logical_and(T.equal(x, 0), T.equal(y, 0)), T.ones_like(x), x)
+    return where(logical_and(equal(x, 0), equal(y, 0)), ones_like(x), x)
 
 
 def _integer_pow_vjp(g, x, y):
@@ -73,11 +74,11 @@ def _integer_pow_vjp(g, x, y):
     # (g * n) first: the cotangent is rarely watched, so an outer tape records one op less
     if y == 2:
         return (g * 2) * x
-    return (g * y) * T.integer_pow(x, y - 1)
+    return (g * y) * integer_pow(x, y - 1)
 
 
 def _mask(cond, like):
-    return T.cast(cond, like.dtype)
+    return cast(cond, like.dtype)
 
 
 # Arithmetic uses Python's operators rather than the ufuncs: identical on arrays, and ten
@@ -97,9 +98,9 @@ div_p   = binary("div", operator.truediv,
                  lambda g, ans, x, y: g / y,
                  lambda g, ans, x, y: -g * ans / y, emit="{0} / {1}")
 pow_p   = binary("pow", xp.power,
-                 lambda g, ans, x, y: g * y * T.pow(_pow_base(x, y), y - 1),
+                 lambda g, ans, x, y: g * y * pow(_pow_base(x, y), y - 1),
                  # d/dy x**y = x**y log x, defined as 0 where x <= 0 (TensorFlow does too)
-                 lambda g, ans, x, y: g * ans * T.where(x > 0, T.log(T.where(x > 0, x, 1)), 0))
+                 lambda g, ans, x, y: g * ans * where(x > 0, log(where(x > 0, x, 1)), 0))
 # x ** n for a Python integer n (the seed's x ** 3): its rules need no guard for x == 0 or
 # log(x), so they are exact at every order and cheaper than pow's. n is a param.
 integer_pow_p = Primitive(
@@ -120,7 +121,7 @@ minimum_p = binary("minimum", xp.minimum,
                    lambda g, ans, x, y: g * _mask(x > y, g))
 mod_p   = binary("mod", xp.mod,
                  lambda g, ans, x, y: g,
-                 lambda g, ans, x, y: -g * T.floor(x / y))
+                 lambda g, ans, x, y: -g * floor(x / y))
 
 # ---- exponentials and logarithms --------------------------------------------------------
 exp_p   = unary("exp", xp.exp, lambda g, ans, x: g * ans)
@@ -133,36 +134,36 @@ square_p = unary("square", xp.square, lambda g, ans, x: g * 2 * x)
 reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: -g * ans * ans)
 
 # ---- trigonometric and hyperbolic ------------------------------------------------------
-sin_p   = unary("sin", xp.sin, lambda g, ans, x: g * T.cos(x))
-cos_p   = unary("cos", xp.cos, lambda g, ans, x: -g * T.sin(x))
+sin_p   = unary("sin", xp.sin, lambda g, ans, x: g * cos(x))
+cos_p   = unary("cos", xp.cos, lambda g, ans, x: -g * sin(x))
 tan_p   = unary("tan", xp.tan, lambda g, ans, x: g * (1 + ans * ans))
-asin_p  = unary("asin", xp.arcsin, lambda g, ans, x: g * T.rsqrt(1 - x * x))
-acos_p  = unary("acos", xp.arccos, lambda g, ans, x: -g * T.rsqrt(1 - x * x))
+asin_p  = unary("asin", xp.arcsin, lambda g, ans, x: g * rsqrt(1 - x * x))
+acos_p  = unary("acos", xp.arccos, lambda g, ans, x: -g * rsqrt(1 - x * x))
 atan_p  = unary("atan", xp.arctan, lambda g, ans, x: g / (1 + x * x))
-sinh_p  = unary("sinh", xp.sinh, lambda g, ans, x: g * T.cosh(x))
-cosh_p  = unary("cosh", xp.cosh, lambda g, ans, x: g * T.sinh(x))
+sinh_p  = unary("sinh", xp.sinh, lambda g, ans, x: g * cosh(x))
+cosh_p  = unary("cosh", xp.cosh, lambda g, ans, x: g * sinh(x))
 tanh_p  = unary("tanh", xp.tanh, lambda g, ans, x: g * (1 - ans * ans))
 
 # ---- activations --------------------------------------------------------------------------
 sigmoid_p  = unary("sigmoid", _sigmoid, lambda g, ans, x: g * ans * (1 - ans),
                    emit="_sigmoid({0})")
-softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * T.sigmoid(x),
+softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * sigmoid(x),
                    emit="_softplus({0})")
 relu_p     = unary("relu", _relu, lambda g, ans, x: g * _mask(x > 0, g),
                    emit="np.maximum({0}, 0)")
-abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * T.sign(x))
-erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * T.exp(-x * x),
+abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * sign(x))
+erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
                    emit="_erf({0})")
 
 # ---- select: the condition gets no gradient -----------------------------------------------
 where_p = Primitive(
     "where", xp.where, nin=3, emit="np.where({0}, {1}, {2})",
     vjp=(None,
-         lambda g, ans, c, x, y: T.where(c, g, T.zeros_like(g)),
-         lambda g, ans, c, x, y: T.where(c, T.zeros_like(g), g)),
+         lambda g, ans, c, x, y: where(c, g, zeros_like(g)),
+         lambda g, ans, c, x, y: where(c, zeros_like(g), g)),
     jvp=(None,
-         lambda t, ans, c, x, y: T.where(c, t, T.zeros_like(t)),
-         lambda t, ans, c, x, y: T.where(c, T.zeros_like(t), t)))
+         lambda t, ans, c, x, y: where(c, t, zeros_like(t)),
+         lambda t, ans, c, x, y: where(c, zeros_like(t), t)))
 where_p.abstract = lambda c, x, y: elementwise_abstract(c, x, y)[:1] + (
     np.result_type(x.dtype, y.dtype),)
 where_p.batch = elementwise_batch(where_p)

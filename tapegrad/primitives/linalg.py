@@ -6,14 +6,15 @@ rules stay short. Batch axes broadcast, and the engine sums cotangents back to e
 layer expands '...' and broadcasts, so the rules only deal with letters.
 
 The derivative rules are the textbook ones (Giles 2008, "Collected matrix derivative
-results"; Murray 2016 for the Cholesky factor), written with tapegrad ops so they
+results"; Murray 2016 for the Cholesky factor), written with the primitive layer's functions (``api.py``) so they
 differentiate again.
 """
 import string
 
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import (band_part, inv, matmul, matrix_transpose, reshape, solve,
+    trace, triangular_solve)
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.shape import reshape_p
 from tapegrad.core.tensor import Tensor
@@ -22,7 +23,7 @@ from tapegrad.primitives.registry import broadcast_shapes, xp
 
 def _mT(x):
     """Swap the last two axes."""
-    return T.linalg.matrix_transpose(x)
+    return matrix_transpose(x)
 
 
 def _sym(x):
@@ -31,11 +32,11 @@ def _sym(x):
 
 def _expand2(x):
     """Append two unit axes, so a per-matrix scalar scales its whole matrix."""
-    return T.reshape(x, tuple(x.shape) + (1, 1))
+    return reshape(x, tuple(x.shape) + (1, 1))
 
 
 def _tr(x):
-    return T.linalg.trace(x)
+    return trace(x)
 
 
 def _lift(args, batched, core):
@@ -50,7 +51,7 @@ def _lift(args, batched, core):
     for a, b, c in zip(args, batched, core):
         own = a.ndim - 1 - c
         if b and own < nb:
-            a = T.reshape(a, (a.shape[0],) + (1,) * (nb - own) + tuple(a.shape[1:]))
+            a = reshape(a, (a.shape[0],) + (1,) * (nb - own) + tuple(a.shape[1:]))
         out.append(a)
     return out
 
@@ -97,8 +98,8 @@ def _matmul_abstract(a, b):
 
 def _matmul_vjp_b(g, ans, a, b):
     if a.ndim == 1:  # the outer product a g^T
-        return T.reshape(a, (a.shape[0], 1)) * T.reshape(g, (1, g.shape[0]))
-    return T.matmul(_mT(a), g)
+        return reshape(a, (a.shape[0], 1)) * reshape(g, (1, g.shape[0]))
+    return matmul(_mT(a), g)
 
 
 # A vector operand stays a vector (no reshape to a row and back): one primitive instead of
@@ -130,9 +131,9 @@ def outer_product(a, b):
 
 matmul_p = Primitive(
     "matmul", _matmul, nin=2, abstract=_matmul_abstract,
-    vjp=(lambda g, ans, a, b: T.matmul(g, _mT(b)), _matmul_vjp_b),
-    jvp=(lambda a_dot, ans, a, b: T.matmul(a_dot, b),
-         lambda b_dot, ans, a, b: T.matmul(a, b_dot)),
+    vjp=(lambda g, ans, a, b: matmul(g, _mT(b)), _matmul_vjp_b),
+    jvp=(lambda a_dot, ans, a, b: matmul(a_dot, b),
+         lambda b_dot, ans, a, b: matmul(a, b_dot)),
     emit="{0} @ {1}")
 
 
@@ -251,16 +252,16 @@ einsum_p = Primitive("einsum", _einsum, nin=None, abstract=_einsum_abstract, vjp
 # ---- inverse and determinants --------------------------------------------------------------
 inv_p = Primitive(
     "inv", xp.linalg.inv, nin=1, abstract=_square_abstract("inv", True),
-    vjp=(lambda g, ans, a: -T.matmul(_mT(ans), T.matmul(g, _mT(ans))),),
-    jvp=(lambda a_dot, ans, a: -T.matmul(ans, T.matmul(a_dot, ans)),),
+    vjp=(lambda g, ans, a: -matmul(_mT(ans), matmul(g, _mT(ans))),),
+    jvp=(lambda a_dot, ans, a: -matmul(ans, matmul(a_dot, ans)),),
     emit="np.linalg.inv({0})")
 inv_p.batch = _unary_batch(inv_p)
 
 # d det(A) = det(A) tr(A^-1 dA); the VJP needs A invertible, as in TensorFlow
 det_p = Primitive(
     "det", xp.linalg.det, nin=1, abstract=_square_abstract("det", False),
-    vjp=(lambda g, ans, a: _expand2(g * ans) * _mT(T.linalg.inv(a)),),
-    jvp=(lambda a_dot, ans, a: ans * _tr(T.linalg.solve(a, a_dot)),),
+    vjp=(lambda g, ans, a: _expand2(g * ans) * _mT(inv(a)),),
+    jvp=(lambda a_dot, ans, a: ans * _tr(solve(a, a_dot)),),
     emit="np.linalg.det({0})")
 det_p.batch = _unary_batch(det_p)
 
@@ -275,8 +276,8 @@ def _detsign(a):
 
 logabsdet_p = Primitive(
     "logabsdet", _logabsdet, nin=1, abstract=_square_abstract("logabsdet", False),
-    vjp=(lambda g, ans, a: _expand2(g) * _mT(T.linalg.inv(a)),),
-    jvp=(lambda a_dot, ans, a: _tr(T.linalg.solve(a, a_dot)),),
+    vjp=(lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
+    jvp=(lambda a_dot, ans, a: _tr(solve(a, a_dot)),),
     emit="np.linalg.slogdet({0})[1]")
 logabsdet_p.batch = _unary_batch(logabsdet_p)
 
@@ -296,15 +297,15 @@ def _solve(a, b):
 
 
 def _solve_vjp_b(g, ans, a, b):
-    return T.linalg.solve(a, g, adjoint=True)
+    return solve(a, g, adjoint=True)
 
 
 solve_p = Primitive(
     "solve", _solve, nin=2, abstract=_solve_abstract("solve"),
-    vjp=(lambda g, ans, a, b: -T.matmul(_solve_vjp_b(g, ans, a, b), _mT(ans)),
+    vjp=(lambda g, ans, a, b: -matmul(_solve_vjp_b(g, ans, a, b), _mT(ans)),
          _solve_vjp_b),
-    jvp=(lambda a_dot, ans, a, b: -T.linalg.solve(a, T.matmul(a_dot, ans)),
-         lambda b_dot, ans, a, b: T.linalg.solve(a, b_dot)),
+    jvp=(lambda a_dot, ans, a, b: -solve(a, matmul(a_dot, ans)),
+         lambda b_dot, ans, a, b: solve(a, b_dot)),
     emit="_solve({0}, {1})")
 solve_p.batch = _matrix_batch(solve_p)
 
@@ -319,17 +320,17 @@ def _phi(x):
 
 def _cholesky_vjp(g, L, a):
     # A_bar = sym(L^-T Phi(L^T G) L^-1), with triangular solves in place of inverses
-    x = T.linalg.triangular_solve(L, _phi(T.matmul(_mT(L), g)), lower=True, adjoint=True)
-    s_t = T.linalg.triangular_solve(L, _mT(x), lower=True, adjoint=True)
+    x = triangular_solve(L, _phi(matmul(_mT(L), g)), lower=True, adjoint=True)
+    s_t = triangular_solve(L, _mT(x), lower=True, adjoint=True)
     return _sym(s_t)
 
 
 def _cholesky_jvp(a_dot, L, a):
     # dL = L Phi(L^-1 sym(dA) L^-T). Only sym(dA) matters, so that this JVP is the exact
     # transpose of the symmetrised VJP (both read A as symmetric, as TensorFlow does).
-    y = T.linalg.triangular_solve(L, _sym(a_dot), lower=True)
-    m = _mT(T.linalg.triangular_solve(L, _mT(y), lower=True))
-    return T.matmul(L, _phi(m))
+    y = triangular_solve(L, _sym(a_dot), lower=True)
+    m = _mT(triangular_solve(L, _mT(y), lower=True))
+    return matmul(L, _phi(m))
 
 
 cholesky_p = Primitive("cholesky", xp.linalg.cholesky, nin=1,
@@ -350,23 +351,23 @@ def _triangular_solve(a, b, lower, adjoint):
 
 
 def _band(x, lower):
-    return T.linalg.band_part(x, -1, 0) if lower else T.linalg.band_part(x, 0, -1)
+    return band_part(x, -1, 0) if lower else band_part(x, 0, -1)
 
 
 def _trsolve_vjp_b(g, ans, a, b, *, lower, adjoint):
-    return T.linalg.triangular_solve(a, g, lower=lower, adjoint=not adjoint)
+    return triangular_solve(a, g, lower=lower, adjoint=not adjoint)
 
 
 def _trsolve_vjp_a(g, ans, a, b, *, lower, adjoint):
     b_bar = _trsolve_vjp_b(g, ans, a, b, lower=lower, adjoint=adjoint)
-    ct = -T.matmul(ans, _mT(b_bar)) if adjoint else -T.matmul(b_bar, _mT(ans))
+    ct = -matmul(ans, _mT(b_bar)) if adjoint else -matmul(b_bar, _mT(ans))
     return _band(ct, lower)
 
 
 def _trsolve_jvp_a(a_dot, ans, a, b, *, lower, adjoint):
     d = _band(a_dot, lower)
     d = _mT(d) if adjoint else d
-    return -T.linalg.triangular_solve(a, T.matmul(d, ans), lower=lower, adjoint=adjoint)
+    return -triangular_solve(a, matmul(d, ans), lower=lower, adjoint=adjoint)
 
 
 triangular_solve_p = Primitive(
@@ -374,7 +375,7 @@ triangular_solve_p = Primitive(
     vjp=(_trsolve_vjp_a, _trsolve_vjp_b),
     jvp=(_trsolve_jvp_a,
          lambda b_dot, ans, a, b, *, lower, adjoint:
-         T.linalg.triangular_solve(a, b_dot, lower=lower, adjoint=adjoint)),
+         triangular_solve(a, b_dot, lower=lower, adjoint=adjoint)),
     emit="_triangular_solve({0}, {1}, {lower}, {adjoint})")
 triangular_solve_p.batch = _matrix_batch(triangular_solve_p)
 

@@ -5,7 +5,8 @@ axes and the cotangent is broadcast to the input's shape.
 """
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import (broadcast_to, cast, cumsum, equal, pad, reduce_sum, reshape,
+    transpose, zeros_like)
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.registry import nondiff, xp
 
@@ -17,8 +18,8 @@ def _keep_shape(shape, axis):
 def _expand(g, x, axis, keepdims):
     """Broadcast a reduced cotangent ``g`` back to the shape of ``x``."""
     if not keepdims:
-        g = T.reshape(g, _keep_shape(x.shape, axis))
-    return T.broadcast_to(g, x.shape)
+        g = reshape(g, _keep_shape(x.shape, axis))
+    return broadcast_to(g, x.shape)
 
 
 def _reduction_abstract(x, *, axis, keepdims):
@@ -50,8 +51,8 @@ def _reduction(name, impl, vjp, jvp, emit):
 def _argmax_mask(x, ans, axis, keepdims):
     """Where x attains its max/min along ``axis``, shared equally among ties (as TF)."""
     a = _expand(ans, x, axis, keepdims)
-    m = T.cast(T.equal(x, a), x.dtype)
-    return m / T.reduce_sum(m, axis=axis, keepdims=True)
+    m = cast(equal(x, a), x.dtype)
+    return m / reduce_sum(m, axis=axis, keepdims=True)
 
 
 def _exclusive_cumprod_last(x):
@@ -61,11 +62,11 @@ def _exclusive_cumprod_last(x):
     are zero and at every order of differentiation.
     """
     n = x.shape[-1]
-    pad = [[0, 0]] * (x.ndim - 1)
-    y = T.pad(x[..., :-1], pad + [[1, 0]], constant_values=1.0)
+    no_pad = [[0, 0]] * (x.ndim - 1)
+    y = pad(x[..., :-1], no_pad + [[1, 0]], constant_values=1.0)
     k = 1
     while k < n:
-        y = y * T.pad(y[..., :-k], pad + [[k, 0]], constant_values=1.0)
+        y = y * pad(y[..., :-k], no_pad + [[k, 0]], constant_values=1.0)
         k *= 2
     return y
 
@@ -79,22 +80,22 @@ def _prod_of_others(x, ans, axis, keepdims):
     but wrong higher derivatives.
     """
     if not getattr(x, "_symbolic", False) and not np.any(np.asarray(getattr(x, "_value", x)) == 0):
-        a = ans if keepdims else T.reshape(ans, _keep_shape(x.shape, axis))
+        a = ans if keepdims else reshape(ans, _keep_shape(x.shape, axis))
         return a / x
     keep = [i for i in range(x.ndim) if i not in axis]
     perm = tuple(keep) + tuple(axis)
-    xt = T.transpose(x, perm)
+    xt = transpose(x, perm)
     lead = tuple(xt.shape[:len(keep)])
     n = 1
     for a in axis:
         n *= x.shape[a]
     if n == 0:
-        return T.zeros_like(x)
-    xf = T.reshape(xt, lead + (n,))
+        return zeros_like(x)
+    xf = reshape(xt, lead + (n,))
     rev = (slice(None),) * len(lead) + (slice(None, None, -1),)
     others = _exclusive_cumprod_last(xf) * _exclusive_cumprod_last(xf[rev])[rev]
-    others = T.reshape(others, tuple(xt.shape))
-    return T.transpose(others, tuple(int(i) for i in np.argsort(perm)))
+    others = reshape(others, tuple(xt.shape))
+    return transpose(others, tuple(int(i) for i in np.argsort(perm)))
 
 
 _ONES = {}
@@ -135,7 +136,7 @@ def _sum(x, axis, keepdims):
 reduce_sum_p = _reduction(
     "reduce_sum", _sum,
     vjp=lambda g, ans, x, *, axis, keepdims: _expand(g, x, axis, keepdims),
-    jvp=lambda t, ans, x, *, axis, keepdims: T.reduce_sum(t, axis=axis, keepdims=keepdims),
+    jvp=lambda t, ans, x, *, axis, keepdims: reduce_sum(t, axis=axis, keepdims=keepdims),
     emit="np.add.reduce({0}, axis={axis}, keepdims={keepdims}, dtype={0}.dtype)")
 
 reduce_max_p = _reduction(
@@ -143,7 +144,7 @@ reduce_max_p = _reduction(
     vjp=lambda g, ans, x, *, axis, keepdims:
         _expand(g, x, axis, keepdims) * _argmax_mask(x, ans, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims:
-        T.reduce_sum(t * _argmax_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims),
+        reduce_sum(t * _argmax_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims),
     emit="np.max({0}, axis={axis}, keepdims={keepdims})")
 
 reduce_min_p = _reduction(
@@ -151,7 +152,7 @@ reduce_min_p = _reduction(
     vjp=lambda g, ans, x, *, axis, keepdims:
         _expand(g, x, axis, keepdims) * _argmax_mask(x, ans, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims:
-        T.reduce_sum(t * _argmax_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims),
+        reduce_sum(t * _argmax_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims),
     emit="np.min({0}, axis={axis}, keepdims={keepdims})")
 
 reduce_prod_p = _reduction(
@@ -160,7 +161,7 @@ reduce_prod_p = _reduction(
     vjp=lambda g, ans, x, *, axis, keepdims:
         _expand(g, x, axis, keepdims) * _prod_of_others(x, ans, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims:
-        T.reduce_sum(t * _prod_of_others(x, ans, axis, keepdims), axis=axis,
+        reduce_sum(t * _prod_of_others(x, ans, axis, keepdims), axis=axis,
                      keepdims=keepdims),
     emit="np.prod({0}, axis={axis}, keepdims={keepdims}, dtype={0}.dtype)")
 # fmt: on
@@ -181,9 +182,9 @@ cumsum_p = Primitive(
     "cumsum", _cumsum, nin=1,
     # the transpose of a running sum is the running sum taken the other way
     vjp=(lambda g, ans, x, *, axis, exclusive, reverse:
-         T.cumsum(g, axis=axis, exclusive=exclusive, reverse=not reverse),),
+         cumsum(g, axis=axis, exclusive=exclusive, reverse=not reverse),),
     jvp=(lambda t, ans, x, *, axis, exclusive, reverse:
-         T.cumsum(t, axis=axis, exclusive=exclusive, reverse=reverse),),
+         cumsum(t, axis=axis, exclusive=exclusive, reverse=reverse),),
     emit="_cumsum({0}, {axis}, {exclusive}, {reverse})")
 cumsum_p.abstract = lambda x, **p: (x.shape, x.dtype)
 cumsum_p.batch = lambda args, batched, *, axis, **p: cumsum_p.bind_raw(

@@ -5,12 +5,13 @@ A block reads like a page of a calculus book::
     exp_p = unary("exp", xp.exp, lambda g, ans, x: g * ans)
 
 For elementwise primitives the JVP rule of each input is its VJP rule (the Jacobian is
-diagonal), so a block states the derivative once. Rules use tapegrad's own ops (``T``),
-so derivatives of derivatives work to any order.
+diagonal), so a block states the derivative once. Rules use the primitive layer's functions
+(``primitives/api.py``: thin ``bind`` wrappers), so derivatives of derivatives work to any
+order.
 """
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import reduce_sum, reshape
 from tapegrad.core.dispatch import Primitive
 
 xp = np  # the array namespace: every implementation goes through it (GPU arrays later)
@@ -37,7 +38,7 @@ def elementwise_batch(prim):
         for a, b in zip(args, batched):
             r = a.ndim - 1 if b else a.ndim
             if b and r < rank:
-                a = T.reshape(a, (a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
+                a = reshape(a, (a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
             aligned.append(a)
         return prim.bind_raw(*aligned, **params)
     return rule
@@ -88,7 +89,7 @@ def unbroadcast(ct, shape):
         return ct
     axes = summed_axes(cshape, shape)
     if axes:
-        ct = T.reduce_sum(ct, axis=axes, keepdims=False)
+        ct = reduce_sum(ct, axis=axes, keepdims=False)
     if tuple(ct.shape) != shape:
-        ct = T.reshape(ct, shape)
+        ct = reshape(ct, shape)
     return ct

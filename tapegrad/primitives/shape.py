@@ -5,7 +5,8 @@ their VJP is the transposed structural operation.
 """
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import (arange, broadcast_to, cast, diag, floormod, reshape,
+    transpose, zeros_like)
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.registry import unbroadcast, xp
 
@@ -21,7 +22,7 @@ def _shape_abstract(fn):
 
 # ---- reshape ----------------------------------------------------------------------------
 reshape_p = Primitive("reshape", lambda x, shape: xp.reshape(x, shape), nin=1,
-                      vjp=(lambda g, ans, x, *, shape: T.reshape(g, x.shape),),
+                      vjp=(lambda g, ans, x, *, shape: reshape(g, x.shape),),
                       emit="np.reshape({0}, {shape})")
 reshape_p.jvp = _linear_jvp(reshape_p)
 def _reshape_abstract(x, *, shape):
@@ -48,7 +49,7 @@ def _broadcast_batch(args, batched, *, shape):
     x = args[0]
     r = x.ndim - 1
     if r < len(shape):
-        x = T.reshape(x, (x.shape[0],) + (1,) * (len(shape) - r) + tuple(x.shape[1:]))
+        x = reshape(x, (x.shape[0],) + (1,) * (len(shape) - r) + tuple(x.shape[1:]))
     return broadcast_to_p.bind_raw(x, shape=(x.shape[0],) + tuple(shape))
 
 
@@ -57,7 +58,7 @@ broadcast_to_p.batch = _broadcast_batch
 # ---- transpose ---------------------------------------------------------------------------
 transpose_p = Primitive(
     "transpose", lambda x, perm: xp.transpose(x, perm), nin=1,
-    vjp=(lambda g, ans, x, *, perm: T.transpose(g, tuple(int(i) for i in np.argsort(perm))),),
+    vjp=(lambda g, ans, x, *, perm: transpose(g, tuple(int(i) for i in np.argsort(perm))),),
     emit="np.transpose({0}, {perm})")
 transpose_p.jvp = _linear_jvp(transpose_p)
 transpose_p.abstract = _shape_abstract(lambda s, perm: [s[i] for i in perm])
@@ -68,8 +69,8 @@ transpose_p.batch = lambda args, batched, *, perm: transpose_p.bind_raw(
 cast_p = Primitive(
     "cast", lambda x, dtype: x.astype(dtype, copy=False) if hasattr(x, "astype")
     else np.asarray(x, dtype), nin=1,
-    vjp=(lambda g, ans, x, *, dtype: T.cast(g, x.dtype) if x.dtype.kind in "fc" else None,),
-    jvp=(lambda t, ans, x, *, dtype: T.cast(t, dtype) if np.dtype(dtype).kind in "fc" else None,),
+    vjp=(lambda g, ans, x, *, dtype: cast(g, x.dtype) if x.dtype.kind in "fc" else None,),
+    jvp=(lambda t, ans, x, *, dtype: cast(t, dtype) if np.dtype(dtype).kind in "fc" else None,),
     emit="np.asarray({0}).astype('{dtype}')")
 cast_p.abstract = lambda x, *, dtype: (x.shape, np.dtype(dtype))
 cast_p.batch = lambda args, batched, *, dtype: cast_p.bind_raw(args[0], dtype=dtype)
@@ -187,7 +188,7 @@ def _getitem_batch(args, batched, *, index):
     out = getitem_p.bind_raw(args[0], index=index.shifted())
     r = _moved_rank(index.key)
     if r:  # the batch axis landed behind the moved advanced axes: bring it back to the front
-        out = T.transpose(out, (r,) + tuple(range(r)) + tuple(range(r + 1, out.ndim)))
+        out = transpose(out, (r,) + tuple(range(r)) + tuple(range(r + 1, out.ndim)))
     return out
 
 
@@ -195,7 +196,7 @@ def _index_add_batch(args, batched, *, index, shape):
     g = args[0]
     r = _moved_rank(index.key)
     if r:  # the shifted index expects the batch axis where getitem's batch rule found it
-        g = T.transpose(g, tuple(range(1, r + 1)) + (0,) + tuple(range(r + 1, g.ndim)))
+        g = transpose(g, tuple(range(1, r + 1)) + (0,) + tuple(range(r + 1, g.ndim)))
     return index_add_p.bind_raw(g, index=index.shifted(), shape=(args[0].shape[0],) + tuple(shape))
 
 
@@ -230,8 +231,8 @@ take_add_p.jvp = (lambda t, ans, x, i, *, axis, size:
 def _fold_batch(i, n):
     """Indices of each example into a batch folded into one axis of length B * n."""
     b = i.shape[0]
-    offsets = T.reshape(T.range(b, dtype=i.dtype) * n, (b,) + (1,) * (i.ndim - 1))
-    return T.floormod(i, n) + offsets
+    offsets = reshape(arange(b, i.dtype) * n, (b,) + (1,) * (i.ndim - 1))
+    return floormod(i, n) + offsets
 
 
 def _take_batch(args, batched, *, axis):
@@ -241,15 +242,15 @@ def _take_batch(args, batched, *, axis):
         return take_p.bind_raw(x, i, axis=axis + 1)
     if not bx:  # shared params, per-example indices: the batch axis appears at ``axis``
         out = take_p.bind_raw(x, i, axis=axis)
-        return T.transpose(out, (axis,) + tuple(a for a in range(out.ndim) if a != axis))
+        return transpose(out, (axis,) + tuple(a for a in range(out.ndim) if a != axis))
     # both batched: fold the batch into the gathered axis and offset each example's indices
     b, n, ni = x.shape[0], x.shape[axis + 1], i.ndim - 1
-    xm = T.transpose(x, (0, axis + 1) + tuple(a for a in range(1, x.ndim) if a != axis + 1))
-    out = take_p.bind_raw(T.reshape(xm, (b * n,) + tuple(xm.shape[2:])), _fold_batch(i, n),
+    xm = transpose(x, (0, axis + 1) + tuple(a for a in range(1, x.ndim) if a != axis + 1))
+    out = take_p.bind_raw(reshape(xm, (b * n,) + tuple(xm.shape[2:])), _fold_batch(i, n),
                           axis=0)  # (B, *i, x's axes before ``axis``, x's axes after it)
     perm = ((0,) + tuple(range(ni + 1, ni + 1 + axis)) + tuple(range(1, ni + 1))
             + tuple(range(ni + 1 + axis, out.ndim)))
-    return T.transpose(out, perm)
+    return transpose(out, perm)
 
 
 def _take_add_batch(args, batched, *, axis, size):
@@ -258,15 +259,15 @@ def _take_add_batch(args, batched, *, axis, size):
     if bg and not bi:
         return take_add_p.bind_raw(g, i, axis=axis + 1, size=size)
     if not bg:
-        g = T.broadcast_to(g, (i.shape[0],) + tuple(g.shape))
+        g = broadcast_to(g, (i.shape[0],) + tuple(g.shape))
     # per-example indices: the transpose of the folded take above
     b, ni = g.shape[0], i.ndim - 1
     perm = ((0,) + tuple(range(axis + 1, axis + 1 + ni)) + tuple(range(1, axis + 1))
             + tuple(range(axis + 1 + ni, g.ndim)))
-    gm = T.transpose(g, perm)  # (B, *i, g's axes before ``axis``, the rest)
+    gm = transpose(g, perm)  # (B, *i, g's axes before ``axis``, the rest)
     out = take_add_p.bind_raw(gm, _fold_batch(i, size), axis=0, size=b * size)
-    out = T.reshape(out, (b, size) + tuple(out.shape[1:]))
-    return T.transpose(out, (0,) + tuple(range(2, axis + 2)) + (1,) + tuple(
+    out = reshape(out, (b, size) + tuple(out.shape[1:]))
+    return transpose(out, (0,) + tuple(range(2, axis + 2)) + (1,) + tuple(
         range(axis + 2, out.ndim)))
 
 
@@ -286,7 +287,7 @@ def _concat_vjp(g, ans, *xs, axis):
 
 
 def _concat_jvp(tangents, ans, *xs, axis):
-    ts = [t if t is not None else T.zeros_like(x) for t, x in zip(tangents, xs)]
+    ts = [t if t is not None else zeros_like(x) for t, x in zip(tangents, xs)]
     return concat_p.bind_raw(*ts, axis=axis)
 
 
@@ -296,7 +297,7 @@ concat_p = Primitive("concat", lambda *xs, axis: xp.concatenate(xs, axis=axis), 
 
 def _concat_batch(args, batched, *, axis):
     b = next(a.shape[0] for a, f in zip(args, batched) if f)
-    xs = [a if f else T.broadcast_to(a, (b,) + tuple(a.shape)) for a, f in zip(args, batched)]
+    xs = [a if f else broadcast_to(a, (b,) + tuple(a.shape)) for a, f in zip(args, batched)]
     return concat_p.bind_raw(*xs, axis=axis + 1)
 
 
@@ -324,7 +325,7 @@ pad_p.batch = lambda args, batched, *, paddings, constant_values: pad_p.bind_raw
 # ---- diagonal of the last two axes ----------------------------------------------------------
 diag_part_p = Primitive(
     "diag_part", lambda x: xp.diagonal(x, axis1=-2, axis2=-1), nin=1,
-    vjp=(lambda g, ans, x: T.linalg.diag(g, k=0, num_rows=x.shape[-2], num_cols=x.shape[-1]),),
+    vjp=(lambda g, ans, x: diag(g, x.shape[-2], x.shape[-1]),),
     emit="np.diagonal({0}, axis1=-2, axis2=-1)")
 diag_part_p.jvp = _linear_jvp(diag_part_p)
 diag_part_p.batch = lambda args, batched: diag_part_p.bind_raw(args[0])

@@ -5,7 +5,7 @@ their gradient flows to the elements that were picked, to any order.
 """
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import broadcast_to, expand_dims
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.registry import xp
 
@@ -66,7 +66,7 @@ put_along_axis_add_p = Primitive(
 def _both_batched(args, batched):
     """Give every operand the leading batch axis (the two share their rank per example)."""
     b = next(a.shape[0] for a, f in zip(args, batched) if f)
-    return [a if f else T.broadcast_to(T.expand_dims(a, 0), (b,) + tuple(a.shape))
+    return [a if f else broadcast_to(expand_dims(a, 0), (b,) + tuple(a.shape))
             for a, f in zip(args, batched)]
 
 

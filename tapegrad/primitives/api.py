@@ -1,0 +1,271 @@
+"""The primitive layer's functions: a thin ``bind`` wrapper per primitive, and a few helpers
+composed of them. Derivative, batching and interpreter rules call these, not the
+TensorFlow-named ``tapegrad.ops``: the rules stay below the op layer (docs/ARCHITECTURE.md,
+"Layers"), and they skip its argument conversions, which they never need.
+
+Each wrapper takes Tensors or NumPy arrays (a first-order pass that nothing records hands
+the rules arrays), and a Python number where the other operand fixes its dtype. Arguments
+are what the primitive takes (normalised axes, full shapes): checking user input is the op
+layer's job. A wrapper that would not change its input returns it.
+
+The primitives are looked up by name when a wrapper first runs, so that this module needs
+none of the modules that define them (they import it for their rules).
+
+>>> import numpy as np
+>>> import tapegrad as tf
+>>> from tapegrad.primitives import api
+>>> api.reshape(np.arange(6.0), (2, 3)).shape
+(2, 3)
+>>> api.reduce_sum(tf.ones([2, 3]), axis=(1,)).numpy().tolist()
+[3.0, 3.0]
+"""
+import numpy as np
+
+from tapegrad.core.dispatch import PRIMITIVES, bind
+from tapegrad.core.tensor import Tensor, convert_to_tensor, full  # noqa: F401  (re-exported)
+
+_wrap = Tensor._wrap
+
+
+def tensor(x):
+    """``x`` as a Tensor: Tensors pass, arrays and numbers are wrapped as they are."""
+    if isinstance(x, Tensor):
+        return x
+    return _wrap(np.asarray(x))
+
+
+def _operand(x, other):
+    """``x`` as a Tensor; a Python number takes ``other``'s dtype."""
+    if isinstance(x, Tensor):
+        return x
+    if type(x) in (int, float, bool) and other is not None:
+        return _wrap(np.asarray(x, dtype=other.dtype))
+    return _wrap(np.asarray(x))
+
+
+def _pair(x, y):
+    """Two operands of one dtype (NumPy's promotion, as the op layer does)."""
+    xt = x if isinstance(x, Tensor) else None
+    yt = y if isinstance(y, Tensor) else None
+    if xt is None and type(x) is np.ndarray:
+        xt = _wrap(x)
+    if yt is None and type(y) is np.ndarray:
+        yt = _wrap(y)
+    x, y = _operand(x, yt) if xt is None else xt, _operand(y, xt) if yt is None else yt
+    if x.dtype != y.dtype:
+        dt = np.result_type(x.dtype, y.dtype)
+        x, y = cast(x, dt), cast(y, dt)
+    return x, y
+
+
+def _unary(name):
+    def f(x):
+        return bind(PRIMITIVES[name], tensor(x))
+    f.__name__ = name
+    f.__doc__ = f"The ``{name}`` primitive."
+    return f
+
+
+def _binary(name):
+    def f(x, y):
+        return bind(PRIMITIVES[name], *_pair(x, y))
+    f.__name__ = name
+    f.__doc__ = f"The ``{name}`` primitive (a Python number takes the other's dtype)."
+    return f
+
+
+# ---- elementwise ----------------------------------------------------------------------------
+exp, log, sin, cos = _unary("exp"), _unary("log"), _unary("sin"), _unary("cos")
+sinh, cosh, rsqrt = _unary("sinh"), _unary("cosh"), _unary("rsqrt")
+sign, sigmoid, floor = _unary("sign"), _unary("sigmoid"), _unary("floor")
+pow, floormod, equal = _binary("pow"), _binary("mod"), _binary("equal")
+logical_and, multiply = _binary("logical_and"), _binary("mul")
+
+
+def integer_pow(x, y):
+    """``x ** y`` for a Python int ``y``."""
+    return bind(PRIMITIVES["integer_pow"], tensor(x), y=int(y))
+
+
+def where(condition, x, y):
+    """``x`` where the bool ``condition`` holds, else ``y``."""
+    x, y = _pair(x, y)
+    return bind(PRIMITIVES["where"], tensor(condition), x, y)
+
+
+# ---- shape ----------------------------------------------------------------------------------
+def cast(x, dtype):
+    """``x`` converted to ``dtype`` (returned as is if it has it)."""
+    x = tensor(x)
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    return bind(PRIMITIVES["cast"], x, dtype=dtype.name)
+
+
+def reshape(x, shape):
+    """``x`` with the full ``shape`` (no -1)."""
+    x = tensor(x)
+    shape = tuple(shape)
+    if len(shape) == x.ndim and shape == tuple(x.shape):  # rank first: fewer size guards
+        return x
+    return bind(PRIMITIVES["reshape"], x, shape=shape)
+
+
+def expand_dims(x, axis):
+    """A unit axis inserted at ``axis`` (negative counts from the end of the result)."""
+    x = tensor(x)
+    a = axis % (x.ndim + 1)
+    return bind(PRIMITIVES["reshape"], x, shape=tuple(x.shape[:a]) + (1,) + tuple(x.shape[a:]))
+
+
+def identity(x):
+    """The same values as a new tensor (a tape sees an operation)."""
+    x = tensor(x)
+    return bind(PRIMITIVES["reshape"], x, shape=tuple(x.shape))
+
+
+def broadcast_to(x, shape):
+    """``x`` broadcast to ``shape``."""
+    x = tensor(x)
+    shape = tuple(shape)
+    if shape == tuple(x.shape):
+        return x
+    return bind(PRIMITIVES["broadcast_to"], x, shape=shape)
+
+
+def transpose(x, perm=None):
+    """The axes of ``x`` permuted (reversed by default)."""
+    x = tensor(x)
+    perm = tuple(range(x.ndim))[::-1] if perm is None else tuple(int(p) for p in perm)
+    if perm == tuple(range(x.ndim)):
+        return x
+    return bind(PRIMITIVES["transpose"], x, perm=perm)
+
+
+def matrix_transpose(x):
+    """The last two axes swapped."""
+    x = tensor(x)
+    return bind(PRIMITIVES["transpose"], x,
+                perm=tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
+
+
+def concat(xs, axis):
+    """Tensors of one dtype joined along the existing, non-negative ``axis``."""
+    xs = [tensor(x) for x in xs]
+    if len(xs) == 1:
+        return xs[0]
+    return bind(PRIMITIVES["concat"], *xs, axis=axis)
+
+
+def stack(xs, axis=0):
+    """Tensors of one shape joined along a new ``axis``."""
+    return concat([expand_dims(x, axis) for x in xs], axis % (tensor(xs[0]).ndim + 1))
+
+
+def pad(x, paddings, constant_values=0):
+    """``x`` padded with ``paddings[i] = (before, after)`` along axis ``i``."""
+    pads = tuple((int(a), int(b)) for a, b in paddings)
+    return bind(PRIMITIVES["pad"], tensor(x), paddings=pads,
+                constant_values=float(constant_values))
+
+
+def zeros(shape, dtype):
+    """Zeros of ``shape`` and ``dtype``."""
+    return full(tuple(shape), 0, np.dtype(dtype))
+
+
+def zeros_like(x):
+    """Zeros of ``x``'s shape and dtype."""
+    return full(tuple(x.shape), 0, x.dtype)
+
+
+def ones_like(x):
+    """Ones of ``x``'s shape and dtype."""
+    return full(tuple(x.shape), 1, x.dtype)
+
+
+def arange(n, dtype):
+    """``0, 1, ..., n - 1`` as a constant tensor of ``dtype``."""
+    return _wrap(np.arange(n, dtype=dtype))
+
+
+# ---- reductions -----------------------------------------------------------------------------
+def reduce_sum(x, axis=None, keepdims=False):
+    """The sum over ``axis`` (an int, a tuple, or None for all axes)."""
+    x = tensor(x)
+    if axis is None:
+        axis = tuple(range(x.ndim))
+    elif isinstance(axis, (int, np.integer)):
+        axis = (int(axis) % max(x.ndim, 1),)
+    else:
+        axis = tuple(sorted(int(a) % max(x.ndim, 1) for a in axis))
+    return bind(PRIMITIVES["reduce_sum"], x, axis=axis, keepdims=bool(keepdims))
+
+
+def cumsum(x, axis, exclusive=False, reverse=False):
+    """The running sum along the non-negative ``axis``."""
+    return bind(PRIMITIVES["cumsum"], tensor(x), axis=axis, exclusive=bool(exclusive),
+                reverse=bool(reverse))
+
+
+# ---- linear algebra -------------------------------------------------------------------------
+def matmul(a, b):
+    """The matrix product over the last two axes (``a`` may be a vector, as the primitive
+    takes it); leading axes broadcast."""
+    a, b = _pair(a, b)
+    if b.ndim >= 2:
+        return bind(PRIMITIVES["matmul"], a, b)
+    # a matrix times a vector: the vector as a column, then the unit axis dropped
+    out = bind(PRIMITIVES["matmul"], a, reshape(b, (b.shape[0], 1)))
+    return reshape(out, tuple(out.shape[:-1]))
+
+
+def inv(a):
+    """The inverse of (a batch of) square matrices."""
+    return bind(PRIMITIVES["inv"], tensor(a))
+
+
+def solve(a, b, adjoint=False):
+    """``X`` with ``a @ X = b`` (``a^T @ X = b`` if ``adjoint``)."""
+    a, b = _pair(a, b)
+    return bind(PRIMITIVES["solve"], matrix_transpose(a) if adjoint else a, b)
+
+
+def triangular_solve(a, b, lower=True, adjoint=False):
+    """``X`` with ``a @ X = b`` for the lower (or upper) triangle of ``a``."""
+    a, b = _pair(a, b)
+    return bind(PRIMITIVES["triangular_solve"], a, b, lower=bool(lower), adjoint=bool(adjoint))
+
+
+def band_part(x, num_lower, num_upper):
+    """``x`` with zeros outside ``num_lower`` diagonals below the main one and ``num_upper``
+    above (-1: all); selected, not multiplied, so an inf outside gives 0."""
+    x = tensor(x)
+    i = np.arange(x.shape[-2])[:, None]
+    j = np.arange(x.shape[-1])[None, :]
+    keep = ((num_lower < 0) | (i - j <= num_lower)) & ((num_upper < 0) | (j - i <= num_upper))
+    if keep.all():
+        return x
+    return where(_wrap(keep), x, _wrap(np.zeros((), x.dtype)))
+
+
+def diag_part(x):
+    """The main diagonal of the last two axes."""
+    return bind(PRIMITIVES["diag_part"], tensor(x))
+
+
+def trace(x):
+    """The sum of the main diagonal of the last two axes."""
+    d = diag_part(x)
+    return reduce_sum(d, axis=d.ndim - 1)
+
+
+def diag(v, num_rows, num_cols):
+    """``num_rows x num_cols`` matrices with ``v`` on the main diagonal, zeros elsewhere."""
+    v = tensor(v)
+    n = v.shape[-1]
+    out = multiply(expand_dims(v, -1), _wrap(np.eye(n, dtype=v.dtype)))
+    if (num_rows, num_cols) != (n, n):
+        out = pad(out, ((0, 0),) * (v.ndim - 1) + ((0, num_rows - n), (0, num_cols - n)))
+    return out
