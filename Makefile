@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 BENCH_VENV := .venv-bench
 
-.PHONY: demo test bench lint clean
+.PHONY: demo demo-dask test bench lint clean
 
 $(VENV)/.stamp-test: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -14,6 +14,9 @@ $(VENV)/.stamp-test: pyproject.toml
 
 demo: $(VENV)/.stamp-test
 	$(VENV)/bin/python -m tapegrad.demo
+
+demo-dask: $(VENV)/.stamp-test
+	$(VENV)/bin/python -m tapegrad.dask --n 100000
 
 test: $(VENV)/.stamp-test
 	$(VENV)/bin/ruff check tapegrad tests benchmarks

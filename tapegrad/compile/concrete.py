@@ -76,6 +76,15 @@ class ConcreteFunction:
         specs = [TensorSpec(v.shape, v.dtype) for v in program.inputs]
         return cls(program, list(variables), structure, kinds, key, specs)
 
+    # -- transport: pickled and tokenized as saved-format bytes, never as code ----------------
+    def __reduce__(self):
+        from tapegrad.saved.transport import reduce_program
+        return reduce_program(self)
+
+    def __dask_tokenize__(self):
+        from tapegrad.saved.transport import tokenize_program
+        return tokenize_program(self)
+
     # -- introspection ------------------------------------------------------------------------
     def source(self):
         """The generated Python/NumPy source of this program."""

@@ -60,3 +60,4 @@ inconsistency raises ``LoadError`` (a ``ValueError``).
 from tapegrad.saved.format import FORMAT, VERSION, LoadError  # noqa: F401
 from tapegrad.saved.archive import load, save  # noqa: F401
 from tapegrad.saved.loaded import LoadedFunction  # noqa: F401
+from tapegrad.saved.transport import dumps, loads  # noqa: F401

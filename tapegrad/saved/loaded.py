@@ -41,6 +41,14 @@ class LoadedFunction:
         """The generated Python/NumPy source."""
         return self._source
 
+    def __reduce__(self):  # pickled as its saved bytes (tapegrad.saved.transport)
+        from tapegrad.saved.transport import reduce_program
+        return reduce_program(self)
+
+    def __dask_tokenize__(self):
+        from tapegrad.saved.transport import tokenize_program
+        return tokenize_program(self)
+
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.program.inputs)
         return f"<LoadedFunction {self.program.name}({ins})>"
