@@ -21,6 +21,7 @@ import pytest
 import tapegrad as tf
 from tapegrad.core.dispatch import PRIMITIVES, bind
 from tapegrad.primitives.shape import Index
+from tapegrad.primitives.params import param_names
 from tapegrad.testing import check_batching, check_grads
 
 BATCH = 3
@@ -442,6 +443,9 @@ def test_registry_has_every_rule():
                     missing.append(f"{name}.{rule} (neither a tuple nor callable)")
         if prim.emit is not None and not isinstance(prim.emit, str):
             missing.append(f"{name}.emit (not a format string)")
+        # params come from untrusted files too: each primitive with params checks them
+        if param_names(prim) and not callable(getattr(prim, "validate", None)):
+            missing.append(f"{name}.validate (it takes params {sorted(param_names(prim))})")
     assert not missing, "primitives lacking rules: " + ", ".join(missing)
 
 
@@ -494,6 +498,8 @@ def test_case_applies_its_primitive_and_abstract_rule_agrees(name, case):
     assert spy.calls, f"the {name} case never reached the {name} primitive"
     for arrays, params, result in spy.calls:
         avals = [np.broadcast_to(np.zeros((), np.asarray(a).dtype), np.shape(a)) for a in arrays]
+        if prim.validate is not None:
+            prim.validate(*avals, **params)  # the params of a real call are in the domain
         shape, dtype = prim.abstract(*avals, **params)
         result = np.asarray(result)
         assert tuple(shape) == result.shape, f"{name}.abstract shape {shape} != {result.shape}"

@@ -262,7 +262,8 @@ def crafted(good, sentinel):
         "unknown param": (lambda d, a: eqn(d, "cast")["params"].__setitem__("evil", {"int": 1}),
                           r"unknown \['evil'\]"),
         "missing param": (lambda d, a: eqn(d, "cast")["params"].clear(), r"missing \['dtype'\]"),
-        "param of the wrong type": (setp("cast", "dtype", {"int": 3}), "shape rule rejects"),
+        "param of the wrong type": (setp("cast", "dtype", {"int": 3}),
+                                    "param dtype must be a dtype name"),
         "wrong declared shape": (lambda d, a: eqn(d, "matmul")["outputs"][0].__setitem__(
             "shape", [3, 3]), "the rule gives"),
         "negative dimension": (lambda d, a: add_var(d, shape=[-1]), "expected an integer"),

@@ -25,7 +25,14 @@ class Primitive:
 
     - ``impl(*arrays, **params)``: the NumPy implementation (through the array namespace).
     - ``abstract(*avals, **params) -> (shape, dtype)``: the shape/dtype rule; ``avals`` have
-      ``.shape`` and ``.dtype``.
+      ``.shape`` and ``.dtype``. Pure arithmetic on shapes and dtypes: it never runs ``impl``
+      nor allocates an array of the sizes it is given (loading a saved program relies on it).
+      It raises ``TypeError`` for input dtypes outside the primitive's domain and
+      ``ValueError`` for shapes that do not fit. Every primitive has one.
+    - ``validate(*avals, **params)``: raises ``ValueError`` (naming the param) unless every
+      param has its type and lies in its domain for these inputs: axes in range, perms that
+      are permutations, subscripts that fit. Every primitive with params has one; the IR
+      checker runs it before ``abstract``, so a loaded program does what it declares.
     - ``vjp``: a tuple with one rule per input, ``rule(g, ans, *xs, **params)`` returning the
       cotangent of that input (broadcasting is undone by the engine), or None for inputs that
       get no gradient. Written with the primitive layer's functions (``primitives/api.py``) and operators, so
@@ -44,25 +51,17 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "abstract", "vjp", "jvp", "batch", "emit", "nondiff",
-                 "nin", "doc", "stateful")
+                 "nin", "doc", "stateful", "validate")
 
     def __init__(self, name, impl, *, nin, abstract=None, vjp=None, jvp=None, batch=None,
-                 emit=None, nondiff=False, doc="", stateful=False):
+                 emit=None, nondiff=False, doc="", stateful=False, validate=None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is already registered")
         self.name, self.impl, self.nin = name, impl, nin
         self.abstract, self.vjp, self.jvp = abstract, vjp, jvp
         self.batch, self.emit, self.nondiff, self.doc = batch, emit, nondiff, doc
-        self.stateful = stateful
-        if abstract is None:
-            self.abstract = self._abstract_by_evaluation
+        self.stateful, self.validate = stateful, validate
         PRIMITIVES[name] = self
-
-    def _abstract_by_evaluation(self, *avals, **params):
-        """Fallback shape rule: run the implementation on zero-strided arrays (no memory)."""
-        dummies = [np.broadcast_to(np.zeros((), a.dtype), a.shape) for a in avals]
-        out = np.asarray(self.impl(*dummies, **params))
-        return tuple(out.shape), out.dtype
 
     def __repr__(self):
         return f"<primitive {self.name}>"

@@ -2,7 +2,8 @@
 
 Checked: field types; every name defined exactly once, before use; each use agrees with the
 definition (shape and dtype); primitives are registered; arities; each output's shape and
-dtype re-derived with the primitive's ``abstract`` rule; constants match their declared type;
+dtype re-derived with the primitive's ``abstract`` rule after its ``validate`` rule checked the
+params' domain; constants match their declared type;
 updates name a captured variable and keep its type.
 """
 import numpy as np
@@ -120,8 +121,14 @@ def _check_equation_form(e, where):
 
 
 def _check_types(e, where):
+    params = dict(e.params)
+    if e.prim.validate is not None:  # the params' domain first: the shape rule assumes it
+        try:
+            e.prim.validate(*e.inputs, **params)
+        except Exception as err:  # noqa: BLE001 - any failure means the equation is invalid
+            raise IRError(f"{where}: {err}") from None
     try:
-        res = e.prim.abstract(*e.inputs, **dict(e.params))
+        res = e.prim.abstract(*e.inputs, **params)
     except Exception as err:  # any failure of the shape rule means the equation is invalid
         raise IRError(f"{where}: the shape rule rejects inputs "
                       f"{', '.join(map(repr, e.inputs))}: {err}") from None

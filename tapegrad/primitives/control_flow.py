@@ -107,11 +107,15 @@ def _cond(pred, *operands, true_branch, false_branch):
     return (true_branch if pred else false_branch)(*operands)[0]
 
 
-def _cond_abstract(pred, *ops, true_branch, false_branch):
+def _cond_validate(pred, *ops, true_branch, false_branch):
     if _types([pred]) != [((), np.dtype(bool))]:
         raise ValueError(f"cond: the predicate must be bool[], got {_fmt(_types([pred]))}")
     _check_sub(true_branch, "true_branch", ops)
     _check_sub(false_branch, "false_branch", ops)
+
+
+def _cond_abstract(pred, *ops, true_branch, false_branch):
+    _cond_validate(pred, *ops, true_branch=true_branch, false_branch=false_branch)
     t, f = true_branch.out_types, false_branch.out_types
     if len(t) != 1 or t != f:
         raise ValueError(f"cond: the branches must have one output of one type, got {_fmt(t)} "
@@ -174,7 +178,8 @@ def _cond_batch(args, batched, *, true_branch, false_branch):
 
 
 cond_p = Primitive(
-    "cond", _cond, nin=None, abstract=_cond_abstract, vjp=_cond_vjp, jvp=_cond_jvp,
+    "cond", _cond, nin=None, abstract=_cond_abstract, validate=_cond_validate, vjp=_cond_vjp,
+    jvp=_cond_jvp,
     batch=_cond_batch, emit="_cond({args}, true_branch={true_branch}, "
                             "false_branch={false_branch})")
 
@@ -205,7 +210,7 @@ def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _while_abstract(*avals, cond, body, n_state, maximum_iterations, out, history):
+def _while_validate(*avals, cond, body, n_state, maximum_iterations, out, history):
     n_max = maximum_iterations
     if not _is_int(n_state) or not 1 <= n_state <= len(avals):
         raise ValueError(f"while_loop: n_state must be an int in [1, {len(avals)}], "
@@ -230,6 +235,13 @@ def _while_abstract(*avals, cond, body, n_state, maximum_iterations, out, histor
     if len({d for _, d in sel}) != 1:
         raise ValueError(f"while_loop: out must name loop variables of one dtype, got "
                          f"{_fmt(sel)}")
+    return sel
+
+
+def _while_abstract(*avals, cond, body, n_state, maximum_iterations, out, history):
+    sel = _while_validate(*avals, cond=cond, body=body, n_state=n_state,
+                          maximum_iterations=maximum_iterations, out=out, history=history)
+    n_max = maximum_iterations
     shape = sel[0][0] if len(sel) == 1 else (sum(int(np.prod(s)) for s, _ in sel),)
     return ((n_max,) + shape if history else shape), sel[0][1]
 
@@ -301,7 +313,8 @@ def _while_batch(args, batched, *, cond, body, n_state, maximum_iterations, out,
 
 
 while_p = Primitive(
-    "while_loop", _while_loop, nin=None, abstract=_while_abstract, vjp=_while_vjp,
+    "while_loop", _while_loop, nin=None, abstract=_while_abstract, validate=_while_validate,
+    vjp=_while_vjp,
     jvp=_while_jvp, batch=_while_batch,
     emit="_while_loop({args}, cond={cond}, body={body}, n_state={n_state}, "
          "maximum_iterations={maximum_iterations}, out={out}, history={history})")

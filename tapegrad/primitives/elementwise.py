@@ -13,7 +13,9 @@ from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer
     logical_and, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, where, zeros_like)
 from tapegrad.primitives.registry import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
-from tapegrad.primitives.registry import elementwise_abstract, elementwise_batch
+from tapegrad.primitives.params import check_int
+from tapegrad.primitives.registry import (broadcast_shapes, elementwise, elementwise_batch,
+                                          kinds_only, no_bool, ufunc_dtype)
 
 try:  # SciPy's erf is exact and fast; without SciPy fall back to math.erf per element
     from scipy.special import erf as _scipy_erf
@@ -48,9 +50,14 @@ def _relu(x):
     return xp.maximum(x, xp.zeros((), np.result_type(x)))
 
 
-def _bool_abstract(*avals, **params):
-    """Comparisons and logical ops: broadcast shape, always bool."""
-    return elementwise_abstract(*avals)[0], np.dtype(bool)
+def _erf_dtype(d):
+    if d.kind == "c":  # SciPy would take complex numbers; the fallback without it would not
+        raise TypeError("erf: complex inputs are not supported")
+    return np.result_type(d, np.float16)
+
+
+def _same(d):
+    return d
 
 
 def _pow_base(x, y):
@@ -103,11 +110,18 @@ pow_p   = binary("pow", xp.power,
                  lambda g, ans, x, y: g * ans * where(x > 0, log(where(x > 0, x, 1)), 0))
 # x ** n for a Python integer n (the seed's x ** 3): its rules need no guard for x == 0 or
 # log(x), so they are exact at every order and cheaper than pow's. n is a param.
+def _integer_pow_validate(x, *, y):
+    check_int("integer_pow", "y", y)
+    if y < 0 and x.dtype.kind in "iu":
+        raise ValueError("integer_pow: integers cannot be raised to a negative power")
+
+
 integer_pow_p = Primitive(
     "integer_pow", lambda x, y: x * x if y == 2 else x ** y, nin=1, emit="{0} ** {y}",
     vjp=(lambda g, ans, x, *, y: _integer_pow_vjp(g, x, y),),
-    jvp=(lambda t, ans, x, *, y: _integer_pow_vjp(t, x, y),))
-integer_pow_p.abstract = elementwise_abstract
+    jvp=(lambda t, ans, x, *, y: _integer_pow_vjp(t, x, y),),
+    # bools: x * x stays bool, x ** 2 does not; the generated code writes the latter
+    abstract=elementwise(no_bool(_same, "integer_pow")), validate=_integer_pow_validate)
 integer_pow_p.batch = lambda args, batched, *, y: integer_pow_p.bind_raw(args[0], y=y)
 atan2_p = binary("atan2", xp.arctan2,
                  lambda g, ans, y, x: g * x / (x * x + y * y),
@@ -129,7 +143,8 @@ log_p   = unary("log", xp.log, lambda g, ans, x: g / x)
 log1p_p = unary("log1p", xp.log1p, lambda g, ans, x: g / (1 + x))
 expm1_p = unary("expm1", xp.expm1, lambda g, ans, x: g * (ans + 1))
 sqrt_p  = unary("sqrt", xp.sqrt, lambda g, ans, x: g / (2 * ans))
-rsqrt_p = unary("rsqrt", _rsqrt, lambda g, ans, x: -0.5 * g * ans / x, emit="1 / np.sqrt({0})")
+rsqrt_p = unary("rsqrt", _rsqrt, lambda g, ans, x: -0.5 * g * ans / x, emit="1 / np.sqrt({0})",
+                dtype=ufunc_dtype(np.sqrt))
 square_p = unary("square", xp.square, lambda g, ans, x: g * 2 * x)
 reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: -g * ans * ans)
 
@@ -146,14 +161,15 @@ tanh_p  = unary("tanh", xp.tanh, lambda g, ans, x: g * (1 - ans * ans))
 
 # ---- activations --------------------------------------------------------------------------
 sigmoid_p  = unary("sigmoid", _sigmoid, lambda g, ans, x: g * ans * (1 - ans),
-                   emit="_sigmoid({0})")
+                   emit="_sigmoid({0})", dtype=kinds_only("f", "sigmoid"))
 softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * sigmoid(x),
-                   emit="_softplus({0})")
+                   emit="_softplus({0})", dtype=lambda d: ufunc_dtype(np.logaddexp)(d, d))
+# bools: the implementation keeps bool, np.maximum(x, 0) of the generated code does not
 relu_p     = unary("relu", _relu, lambda g, ans, x: g * _mask(x > 0, g),
-                   emit="np.maximum({0}, 0)")
+                   emit="np.maximum({0}, 0)", dtype=no_bool(_same, "relu"))
 abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * sign(x))
 erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
-                   emit="_erf({0})")
+                   emit="_erf({0})", dtype=_erf_dtype)
 
 # ---- select: the condition gets no gradient -----------------------------------------------
 where_p = Primitive(
@@ -164,8 +180,8 @@ where_p = Primitive(
     jvp=(None,
          lambda t, ans, c, x, y: where(c, t, zeros_like(t)),
          lambda t, ans, c, x, y: where(c, zeros_like(t), t)))
-where_p.abstract = lambda c, x, y: elementwise_abstract(c, x, y)[:1] + (
-    np.result_type(x.dtype, y.dtype),)
+where_p.abstract = lambda c, x, y: (broadcast_shapes(c.shape, x.shape, y.shape),
+                                    np.result_type(x.dtype, y.dtype))
 where_p.batch = elementwise_batch(where_p)
 
 # ---- no gradient --------------------------------------------------------------------------
@@ -176,7 +192,7 @@ round_p    = nondiff("round", xp.rint, 1, emit="np.rint({0})", batch="elementwis
 floordiv_p = nondiff("floordiv", xp.floor_divide, 2, emit="np.floor_divide({0}, {1})",
                      batch="elementwise")
 # comparisons and logic: bool results, whatever the input dtype
-_cmp = dict(batch="elementwise", abstract=_bool_abstract)
+_cmp = dict(batch="elementwise")  # the ufunc's rule: bool, where it has a loop
 equal_p         = nondiff("equal", xp.equal, 2, emit="np.equal({0}, {1})", **_cmp)
 not_equal_p     = nondiff("not_equal", xp.not_equal, 2, emit="np.not_equal({0}, {1})", **_cmp)
 less_p          = nondiff("less", xp.less, 2, emit="np.less({0}, {1})", **_cmp)

@@ -18,6 +18,7 @@ from tapegrad.primitives.api import (band_part, inv, matmul, matrix_transpose, r
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.shape import reshape_p
 from tapegrad.core.tensor import Tensor
+from tapegrad.primitives.params import check_bool, fail
 from tapegrad.primitives.registry import broadcast_shapes, xp
 
 
@@ -61,21 +62,32 @@ def _unary_batch(prim):
     return lambda args, batched, **params: prim.bind_raw(args[0], **params)
 
 
-def _square_abstract(name, keep):
+def _lapack_dtype(name, *dtypes):
+    """NumPy's LAPACK routines take float32/64 and complex64/128 (no ints, no float16)."""
+    d = np.result_type(*dtypes)
+    if any(x.kind not in "fc" or x.itemsize < 4 for x in dtypes):
+        raise TypeError(f"{name}: expected float32, float64 or complex matrices, got "
+                        f"{', '.join(x.name for x in dtypes)}")
+    return d
+
+
+def _square_abstract(name, keep, real=False):
     def rule(a, **params):
         if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
             raise ValueError(f"{name}: expected square matrices, got shape {tuple(a.shape)}")
-        return (tuple(a.shape) if keep else tuple(a.shape[:-2])), a.dtype
+        d = _lapack_dtype(name, a.dtype)
+        d = np.empty((), d).real.dtype if real else d  # log|det| of a complex matrix is real
+        return (tuple(a.shape) if keep else tuple(a.shape[:-2])), d
     return rule
 
 
 def _solve_abstract(name):
     def rule(a, b, **params):
-        if a.shape[-1] != a.shape[-2] or a.shape[-1] != b.shape[-2]:
+        if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] != b.shape[-2]:
             raise ValueError(f"{name}: matrix {tuple(a.shape)} and rhs {tuple(b.shape)} do not "
                              "fit")
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        return batch + tuple(b.shape[-2:]), np.result_type(a.dtype, b.dtype)
+        return batch + tuple(b.shape[-2:]), _lapack_dtype(name, a.dtype, b.dtype)
     return rule
 
 
@@ -88,7 +100,7 @@ def _matrix_batch(prim):
 
 # ---- matmul -----------------------------------------------------------------------------
 def _matmul_abstract(a, b):
-    if a.shape[-1] != b.shape[-2]:
+    if a.ndim < 1 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: inner dimensions differ: {tuple(a.shape)} @ {tuple(b.shape)}")
     if a.ndim == 1:  # a vector times a matrix (k,) @ (k, n), or a stack of them (batching)
         return tuple(b.shape[:-2]) + (b.shape[-1],), np.result_type(a.dtype, b.dtype)
@@ -185,6 +197,29 @@ def _einsum_abstract(*avals, subscripts):
     return tuple(sizes[c] for c in out), np.result_type(*[a.dtype for a in avals])
 
 
+def _einsum_validate(*avals, subscripts):
+    """Explicit subscripts: one letter term per operand, each letter one size everywhere."""
+    def bad(msg):
+        fail("einsum", "subscripts", f"{subscripts!r:.80} {msg}")
+    if not isinstance(subscripts, str) or subscripts.count("->") != 1:
+        bad("must be a string 'ab,bc->ac' with one '->'")
+    ins, out = _split(subscripts)
+    if len(ins) != len(avals):
+        bad(f"name {len(ins)} operands, the equation has {len(avals)}")
+    sizes = {}
+    for term, a in zip(ins + [out], list(avals) + [None]):
+        if not all(c in string.ascii_letters for c in term):
+            bad("may hold letters only (no '...', no spaces)")
+        if a is not None:
+            if len(term) != a.ndim:
+                bad(f"give {len(term)} letters to an operand of rank {a.ndim}")
+            for c, n in zip(term, a.shape):
+                if sizes.setdefault(c, n) != n:
+                    bad(f"give the letter {c!r} sizes {sizes[c]} and {n}")
+    if len(set(out)) != len(out) or not set(out) <= set(sizes):
+        bad("must name each output letter once, and only letters of the operands")
+
+
 def _fresh(subscripts):
     """Letters the subscripts do not use, for new axes."""
     return iter([c for c in string.ascii_letters if c not in subscripts])
@@ -245,6 +280,7 @@ def _einsum_batch(args, batched, *, subscripts):
 
 
 einsum_p = Primitive("einsum", _einsum, nin=None, abstract=_einsum_abstract, vjp=_einsum_vjp,
+                     validate=_einsum_validate,
                      jvp=_einsum_jvp, batch=_einsum_batch,
                      emit="_einsum({args}, subscripts='{subscripts}')")
 
@@ -275,7 +311,7 @@ def _detsign(a):
 
 
 logabsdet_p = Primitive(
-    "logabsdet", _logabsdet, nin=1, abstract=_square_abstract("logabsdet", False),
+    "logabsdet", _logabsdet, nin=1, abstract=_square_abstract("logabsdet", False, real=True),
     vjp=(lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
     jvp=(lambda a_dot, ans, a: _tr(solve(a, a_dot)),),
     emit="np.linalg.slogdet({0})[1]")
@@ -370,8 +406,14 @@ def _trsolve_jvp_a(a_dot, ans, a, b, *, lower, adjoint):
     return -triangular_solve(a, matmul(d, ans), lower=lower, adjoint=adjoint)
 
 
+def _trsolve_validate(a, b, *, lower, adjoint):
+    check_bool("triangular_solve", "lower", lower)
+    check_bool("triangular_solve", "adjoint", adjoint)
+
+
 triangular_solve_p = Primitive(
     "triangular_solve", _triangular_solve, nin=2, abstract=_solve_abstract("triangular_solve"),
+    validate=_trsolve_validate,
     vjp=(_trsolve_vjp_a, _trsolve_vjp_b),
     jvp=(_trsolve_jvp_a,
          lambda b_dot, ans, a, b, *, lower, adjoint:

@@ -8,6 +8,7 @@ import numpy as np
 from tapegrad.primitives.api import (broadcast_to, cast, cumsum, equal, pad, reduce_sum, reshape,
     transpose, zeros_like)
 from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.params import check_axes, check_axis, check_bool, check_dtype, fail
 from tapegrad.primitives.registry import nondiff, xp
 
 
@@ -41,9 +42,20 @@ def _reduction_batch(prim):
     return rule
 
 
-def _reduction(name, impl, vjp, jvp, emit):
+def _reduction_validate(name, identity):
+    def rule(x, *, axis, keepdims):
+        axis = check_axes(name, "axis", axis, x.ndim)
+        check_bool(name, "keepdims", keepdims)
+        if not identity and any(x.shape[a] == 0 for a in axis):
+            fail(name, "axis", f"{axis} reduces an empty axis of {tuple(x.shape)}, which has "
+                               "no identity")
+    return rule
+
+
+def _reduction(name, impl, vjp, jvp, emit, identity=True):
     p = Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp,), emit=emit)
     p.abstract = _reduction_abstract
+    p.validate = _reduction_validate(name, identity)
     p.batch = _reduction_batch(p)
     return p
 
@@ -145,7 +157,7 @@ reduce_max_p = _reduction(
         _expand(g, x, axis, keepdims) * _argmax_mask(x, ans, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims:
         reduce_sum(t * _argmax_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims),
-    emit="np.max({0}, axis={axis}, keepdims={keepdims})")
+    emit="np.max({0}, axis={axis}, keepdims={keepdims})", identity=False)
 
 reduce_min_p = _reduction(
     "reduce_min", lambda x, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims),
@@ -153,7 +165,7 @@ reduce_min_p = _reduction(
         _expand(g, x, axis, keepdims) * _argmax_mask(x, ans, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims:
         reduce_sum(t * _argmax_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims),
-    emit="np.min({0}, axis={axis}, keepdims={keepdims})")
+    emit="np.min({0}, axis={axis}, keepdims={keepdims})", identity=False)
 
 reduce_prod_p = _reduction(
     "reduce_prod", lambda x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims,
@@ -186,7 +198,20 @@ cumsum_p = Primitive(
     jvp=(lambda t, ans, x, *, axis, exclusive, reverse:
          cumsum(t, axis=axis, exclusive=exclusive, reverse=reverse),),
     emit="_cumsum({0}, {axis}, {exclusive}, {reverse})")
-cumsum_p.abstract = lambda x, **p: (x.shape, x.dtype)
+def _cumsum_abstract(x, *, axis, exclusive, reverse):
+    if x.dtype.kind == "b":  # the exclusive sum subtracts, which bools do not
+        raise TypeError("cumsum: bool inputs are not supported")
+    return tuple(x.shape), x.dtype
+
+
+def _cumsum_validate(x, *, axis, exclusive, reverse):
+    check_axis("cumsum", "axis", axis, x.ndim)
+    check_bool("cumsum", "exclusive", exclusive)
+    check_bool("cumsum", "reverse", reverse)
+
+
+cumsum_p.abstract = _cumsum_abstract
+cumsum_p.validate = _cumsum_validate
 cumsum_p.batch = lambda args, batched, *, axis, **p: cumsum_p.bind_raw(
     args[0], axis=axis + 1, **p)
 
@@ -195,9 +220,24 @@ def _arg_batch(prim):
     return lambda args, batched, *, axis, **p: prim.bind_raw(args[0], axis=axis + 1, **p)
 
 
+def _arg_abstract(x, *, axis, output_type):
+    return tuple(s for i, s in enumerate(x.shape) if i != axis), np.dtype(output_type)
+
+
+def _arg_validate(name):
+    def rule(x, *, axis, output_type):
+        check_axis(name, "axis", axis, x.ndim)
+        if x.shape[axis] == 0:
+            fail(name, "axis", f"{axis} is empty in {tuple(x.shape)}: no element to pick")
+        check_dtype(name, "output_type", output_type, names=("int32", "int64"))
+    return rule
+
+
 argmax_p = nondiff("argmax", lambda x, axis, output_type: xp.argmax(x, axis=axis).astype(
-    output_type), 1, emit="np.argmax({0}, axis={axis}).astype('{output_type}')")
+    output_type), 1, emit="np.argmax({0}, axis={axis}).astype('{output_type}')",
+    abstract=_arg_abstract, validate=_arg_validate("argmax"))
 argmin_p = nondiff("argmin", lambda x, axis, output_type: xp.argmin(x, axis=axis).astype(
-    output_type), 1, emit="np.argmin({0}, axis={axis}).astype('{output_type}')")
+    output_type), 1, emit="np.argmin({0}, axis={axis}).astype('{output_type}')",
+    abstract=_arg_abstract, validate=_arg_validate("argmin"))
 argmax_p.batch = _arg_batch(argmax_p)
 argmin_p.batch = _arg_batch(argmin_p)

@@ -26,8 +26,54 @@ def broadcast_shapes(*shapes):
 
 
 def elementwise_abstract(*avals, **params):
+    """Broadcast shape, promoted dtype (``np.result_type``): the rule of add, where..."""
     shape = broadcast_shapes(*[a.shape for a in avals])
     return shape, np.result_type(*[a.dtype for a in avals])
+
+
+elementwise_abstract.elementwise = True  # sparsity propagates elementwise rules exactly
+
+
+def ufunc_dtype(ufunc):
+    """The output dtype of ``ufunc`` on arrays of the given dtypes, by NumPy's own type
+    resolution (no data is made). Raises ``TypeError`` where the ufunc has no loop."""
+    def rule(*dtypes):
+        return ufunc.resolve_dtypes(tuple(dtypes) + (None,) * ufunc.nout)[ufunc.nin]
+    return rule
+
+
+def elementwise(dtype_rule):
+    """The abstract rule of an elementwise primitive: broadcast shape, ``dtype_rule(*dtypes)``
+    (e.g. ``ufunc_dtype(np.exp)``: int8 -> float16, as NumPy computes it)."""
+    def abstract(*avals, **params):
+        shape = broadcast_shapes(*[a.shape for a in avals])
+        return shape, np.dtype(dtype_rule(*[a.dtype for a in avals]))
+    abstract.elementwise = True
+    return abstract
+
+
+def no_bool(dtype_rule, name):
+    """``dtype_rule`` for non-bool inputs (where NumPy's bool result would differ between the
+    implementation and the generated code, or TensorFlow refuses bools)."""
+    def rule(*dtypes):
+        if any(d.kind == "b" for d in dtypes):
+            raise TypeError(f"{name}: bool inputs are not supported")
+        return dtype_rule(*dtypes)
+    return rule
+
+
+def kinds_only(kinds, name):
+    """The input dtype when every input is of one of ``kinds`` (``'f'``: floats...)."""
+    def rule(*dtypes):
+        if any(d.kind not in kinds for d in dtypes):
+            raise TypeError(f"{name}: inputs of dtype {', '.join(d.name for d in dtypes)} are "
+                            f"not supported (dtype kinds {kinds!r} only)")
+        return np.result_type(*dtypes)
+    return rule
+
+
+_OPERATOR_UFUNCS = {"neg": np.negative, "add": np.add, "sub": np.subtract, "mul": np.multiply,
+                    "div": np.true_divide}
 
 
 def elementwise_batch(prim):
@@ -44,30 +90,43 @@ def elementwise_batch(prim):
     return rule
 
 
-def unary(name, impl, vjp, *, emit=None, jvp=None):
-    """An elementwise primitive of one input; ``vjp(g, ans, x)`` also serves as its JVP."""
+def _ufunc_rule(name, impl, dtype):
+    if dtype is not None:
+        return elementwise(dtype)
+    ufunc = impl if isinstance(impl, np.ufunc) else _OPERATOR_UFUNCS[name]
+    return elementwise(ufunc_dtype(ufunc))
+
+
+def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None):
+    """An elementwise primitive of one input; ``vjp(g, ans, x)`` also serves as its JVP.
+
+    The output dtype is the ufunc's (``impl``, or the ufunc of an operator), else
+    ``dtype(*input_dtypes)``.
+    """
     p = Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp or vjp,),
                   emit=emit or f"np.{impl.__name__}({{0}})")
-    p.abstract = elementwise_abstract
+    p.abstract = _ufunc_rule(name, impl, dtype)
     p.batch = elementwise_batch(p)
     return p
 
 
-def binary(name, impl, vjp_x, vjp_y, *, emit=None):
+def binary(name, impl, vjp_x, vjp_y, *, emit=None, dtype=None):
     """An elementwise primitive of two inputs; each VJP rule also serves as its JVP."""
     p = Primitive(name, impl, nin=2, vjp=(vjp_x, vjp_y), jvp=(vjp_x, vjp_y),
                   emit=emit or f"np.{impl.__name__}({{0}}, {{1}})")
-    p.abstract = elementwise_abstract
+    p.abstract = _ufunc_rule(name, impl, dtype)
     p.batch = elementwise_batch(p)
     return p
 
 
-def nondiff(name, impl, nin, *, emit=None, abstract=None, batch=None):
-    """A primitive whose output carries no gradient (comparisons, argmax, floor...)."""
+def nondiff(name, impl, nin, *, emit=None, abstract=None, batch=None, validate=None):
+    """A primitive whose output carries no gradient (comparisons, argmax, floor...).
+
+    With ``batch="elementwise"`` and no ``abstract``, the rule is ``impl``'s (a ufunc)."""
     if abstract is None and batch == "elementwise":
-        abstract = elementwise_abstract
-    # no abstract rule: the Primitive's own fallback evaluates impl on zero-strided arrays
-    p = Primitive(name, impl, nin=nin, nondiff=True, emit=emit, abstract=abstract)
+        abstract = elementwise(ufunc_dtype(impl))
+    p = Primitive(name, impl, nin=nin, nondiff=True, emit=emit, abstract=abstract,
+                  validate=validate)
     p.batch = elementwise_batch(p) if batch == "elementwise" else batch
     return p
 

@@ -3,11 +3,16 @@
 All of them are linear, so their JVP is the primitive itself applied to the tangent, and
 their VJP is the transposed structural operation.
 """
+import math
+
 import numpy as np
 
 from tapegrad.primitives.api import (arange, broadcast_to, cast, diag, floormod, reshape,
     transpose, zeros_like)
 from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.indexing import index_shape
+from tapegrad.primitives.params import (check_axis, check_dtype, check_int, check_number,
+                                        check_perm, check_shape, fail, is_int)
 from tapegrad.primitives.registry import unbroadcast, xp
 
 
@@ -16,8 +21,8 @@ def _linear_jvp(prim):
     return (lambda t, ans, *xs, **params: prim.bind_raw(t, *xs[1:], **params),)
 
 
-def _shape_abstract(fn):
-    return lambda x, **p: (tuple(fn(x.shape, **p)), x.dtype)
+def _same_abstract(x):
+    return tuple(x.shape), x.dtype
 
 
 # ---- reshape ----------------------------------------------------------------------------
@@ -26,13 +31,15 @@ reshape_p = Primitive("reshape", lambda x, shape: xp.reshape(x, shape), nin=1,
                       emit="np.reshape({0}, {shape})")
 reshape_p.jvp = _linear_jvp(reshape_p)
 def _reshape_abstract(x, *, shape):
-    if int(np.prod(x.shape)) != int(np.prod(shape)):
-        raise ValueError(f"reshape: {tuple(x.shape)} has {int(np.prod(x.shape))} elements, "
-                         f"shape {tuple(shape)} needs {int(np.prod(shape))}")
+    n, m = math.prod(x.shape), math.prod(shape)  # exact: NumPy's int64 product can wrap
+    if n != m:
+        raise ValueError(f"reshape: {tuple(x.shape)} has {n} elements, shape {tuple(shape)} "
+                         f"needs {m}")
     return tuple(shape), x.dtype
 
 
 reshape_p.abstract = _reshape_abstract
+reshape_p.validate = lambda x, *, shape: check_shape("reshape", "shape", shape)
 reshape_p.batch = lambda args, batched, *, shape: reshape_p.bind_raw(
     args[0], shape=(args[0].shape[0],) + tuple(shape))
 
@@ -42,7 +49,15 @@ broadcast_to_p = Primitive(
     vjp=(lambda g, ans, x, *, shape: unbroadcast(g, x.shape),),
     emit="np.broadcast_to({0}, {shape})")
 broadcast_to_p.jvp = _linear_jvp(broadcast_to_p)
-broadcast_to_p.abstract = _shape_abstract(lambda s, shape: np.broadcast_shapes(s, shape))
+def _broadcast_to_abstract(x, *, shape):
+    lead = len(shape) - x.ndim  # np.broadcast_to gives exactly ``shape`` or fails
+    if lead < 0 or any(s not in (1, t) for s, t in zip(x.shape, shape[lead:])):
+        raise ValueError(f"broadcast_to: {tuple(x.shape)} cannot be broadcast to {tuple(shape)}")
+    return tuple(shape), x.dtype
+
+
+broadcast_to_p.abstract = _broadcast_to_abstract
+broadcast_to_p.validate = lambda x, *, shape: check_shape("broadcast_to", "shape", shape)
 
 
 def _broadcast_batch(args, batched, *, shape):
@@ -61,7 +76,8 @@ transpose_p = Primitive(
     vjp=(lambda g, ans, x, *, perm: transpose(g, tuple(int(i) for i in np.argsort(perm))),),
     emit="np.transpose({0}, {perm})")
 transpose_p.jvp = _linear_jvp(transpose_p)
-transpose_p.abstract = _shape_abstract(lambda s, perm: [s[i] for i in perm])
+transpose_p.abstract = lambda x, *, perm: (tuple(x.shape[i] for i in perm), x.dtype)
+transpose_p.validate = lambda x, *, perm: check_perm("transpose", "perm", perm, x.ndim)
 transpose_p.batch = lambda args, batched, *, perm: transpose_p.bind_raw(
     args[0], perm=(0,) + tuple(p + 1 for p in perm))
 
@@ -72,7 +88,8 @@ cast_p = Primitive(
     vjp=(lambda g, ans, x, *, dtype: cast(g, x.dtype) if x.dtype.kind in "fc" else None,),
     jvp=(lambda t, ans, x, *, dtype: cast(t, dtype) if np.dtype(dtype).kind in "fc" else None,),
     emit="np.asarray({0}).astype('{dtype}')")
-cast_p.abstract = lambda x, *, dtype: (x.shape, np.dtype(dtype))
+cast_p.abstract = lambda x, *, dtype: (tuple(x.shape), np.dtype(dtype))
+cast_p.validate = lambda x, *, dtype: check_dtype("cast", "dtype", dtype)
 cast_p.batch = lambda args, batched, *, dtype: cast_p.bind_raw(args[0], dtype=dtype)
 
 
@@ -152,9 +169,20 @@ def _index_add(g, index, shape):
     return out
 
 
+def _check_index(prim, index, shape):
+    if not isinstance(index, Index):
+        fail(prim, "index", f"must be an Index, got {type(index).__name__}")
+    try:
+        return index_shape(shape, index.key)
+    except (TypeError, IndexError, ValueError) as e:
+        fail(prim, "index", f"does not index an array of shape {tuple(shape)}: {e}")
+
+
 getitem_p = Primitive(
     "getitem", lambda x, index: x[index.key], nin=1,
     vjp=(lambda g, ans, x, *, index: index_add_p.bind_raw(g, index=index, shape=tuple(x.shape)),),
+    abstract=lambda x, *, index: (index_shape(x.shape, index.key), x.dtype),
+    validate=lambda x, *, index: _check_index("getitem", index, x.shape),
     emit="{0}[{index}]")
 getitem_p.jvp = _linear_jvp(getitem_p)
 
@@ -164,6 +192,16 @@ index_add_p = Primitive(
     emit="_index_add({0}, {index}, {shape})")
 index_add_p.jvp = _linear_jvp(index_add_p)
 index_add_p.abstract = lambda x, *, index, shape: (tuple(shape), x.dtype)
+
+
+def _index_add_validate(g, *, index, shape):
+    shape = check_shape("index_add", "shape", shape)
+    if _check_index("index_add", index, shape) != tuple(g.shape):
+        fail("index_add", "index", f"selects {index_shape(shape, index.key)} of {shape}, "
+                                   f"not the shape {tuple(g.shape)} of its input")
+
+
+index_add_p.validate = _index_add_validate
 
 
 def _moved_rank(key):
@@ -213,15 +251,48 @@ def _take_add(g, indices, axis, size):
     return out
 
 
+def _check_indices(prim, i):
+    # NumPy takes integer indices it can cast to intp safely: no bools, no uint64
+    if i.dtype.kind not in "iu" or (i.dtype.kind == "u" and i.dtype.itemsize >= 8):
+        raise TypeError(f"{prim}: indices must be integers, got {i.dtype.name}")
+
+
+def _take_abstract(x, i, *, axis):
+    _check_indices("take", i)
+    return tuple(x.shape[:axis]) + tuple(i.shape) + tuple(x.shape[axis + 1:]), x.dtype
+
+
+def _take_validate(x, i, *, axis):
+    check_axis("take", "axis", axis, x.ndim)
+    if x.shape[axis] == 0 and 0 not in i.shape:
+        fail("take", "axis", f"{axis} has size 0: there is nothing to take")
+
+
+def _take_add_abstract(g, i, *, axis, size):
+    _check_indices("take_add", i)
+    return tuple(g.shape[:axis]) + (size,) + tuple(g.shape[axis + i.ndim:]), g.dtype
+
+
+def _take_add_validate(g, i, *, axis, size):
+    check_int("take_add", "size", size, 0)
+    check_int("take_add", "axis", axis, 0, g.ndim - i.ndim)
+    if tuple(g.shape[axis:axis + i.ndim]) != tuple(i.shape):
+        fail("take_add", "axis", f"{axis}: the input {tuple(g.shape)} does not hold the "
+                                 f"indices' shape {tuple(i.shape)} there")
+    if size == 0 and 0 not in i.shape:
+        fail("take_add", "size", "is 0: no index can be in range")
+
+
 take_p = Primitive(
     "take", lambda x, i, axis: xp.take(x, i, axis=axis), nin=2,
+    abstract=_take_abstract, validate=_take_validate,
     vjp=(lambda g, ans, x, i, *, axis: take_add_p.bind_raw(g, i, axis=axis, size=x.shape[axis]),
          None),
     emit="np.take({0}, {1}, axis={axis})")
 take_p.jvp = (lambda t, ans, x, i, *, axis: take_p.bind_raw(t, i, axis=axis), None)
 
 take_add_p = Primitive(
-    "take_add", _take_add, nin=2,
+    "take_add", _take_add, nin=2, abstract=_take_add_abstract, validate=_take_add_validate,
     vjp=(lambda g, ans, x, i, *, axis, size: take_p.bind_raw(g, i, axis=axis), None),
     emit="_take_add({0}, {1}, {axis}, {size})")
 take_add_p.jvp = (lambda t, ans, x, i, *, axis, size:
@@ -291,8 +362,20 @@ def _concat_jvp(tangents, ans, *xs, axis):
     return concat_p.bind_raw(*ts, axis=axis)
 
 
+def _concat_abstract(*xs, axis):
+    first = tuple(xs[0].shape)
+    for x in xs[1:]:
+        s = tuple(x.shape)
+        if len(s) != len(first) or s[:axis] + s[axis + 1:] != first[:axis] + first[axis + 1:]:
+            raise ValueError(f"concat: shapes {first} and {s} differ off axis {axis}")
+    shape = first[:axis] + (sum(x.shape[axis] for x in xs),) + first[axis + 1:]
+    return shape, np.result_type(*[x.dtype for x in xs])
+
+
 concat_p = Primitive("concat", lambda *xs, axis: xp.concatenate(xs, axis=axis), nin=None,
-                     vjp=_concat_vjp, jvp=_concat_jvp, emit="np.concatenate([{args}], axis={axis})")
+                     vjp=_concat_vjp, jvp=_concat_jvp, abstract=_concat_abstract,
+                     validate=lambda *xs, axis: check_axis("concat", "axis", axis, xs[0].ndim),
+                     emit="np.concatenate([{args}], axis={axis})")
 
 
 def _concat_batch(args, batched, *, axis):
@@ -314,7 +397,24 @@ def _pad_vjp(g, ans, x, *, paddings, constant_values):
     return getitem_p.bind_raw(g, index=Index(key))
 
 
-pad_p = Primitive("pad", _pad, nin=1, vjp=(_pad_vjp,),
+def _pad_abstract(x, *, paddings, constant_values):
+    return tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, paddings)), x.dtype
+
+
+def _pad_validate(x, *, paddings, constant_values):
+    if not (isinstance(paddings, tuple) and len(paddings) == x.ndim and all(
+            isinstance(p, tuple) and len(p) == 2 and all(is_int(w) and w >= 0 for w in p)
+            for p in paddings)):
+        fail("pad", "paddings", f"must be {x.ndim} pairs of sizes >= 0, got {paddings!r:.60}")
+    v = check_number("pad", "constant_values", constant_values)
+    if x.dtype.kind in "iu":  # the value must be one of the integers the array holds
+        info = np.iinfo(x.dtype)
+        if not (np.isfinite(float(v)) and float(v) == int(v) and info.min <= int(v) <= info.max):
+            fail("pad", "constant_values", f"{v!r} is not a {x.dtype.name} value")
+
+
+pad_p = Primitive("pad", _pad, nin=1, vjp=(_pad_vjp,), abstract=_pad_abstract,
+                  validate=_pad_validate,
                   jvp=(lambda t, ans, x, *, paddings, constant_values:
                        pad_p.bind_raw(t, paddings=paddings, constant_values=0),),
                   emit="np.pad({0}, {paddings}, constant_values={constant_values})")
@@ -323,8 +423,15 @@ pad_p.batch = lambda args, batched, *, paddings, constant_values: pad_p.bind_raw
 
 
 # ---- diagonal of the last two axes ----------------------------------------------------------
+def _diag_part_abstract(x):
+    if x.ndim < 2:
+        raise ValueError(f"diag_part: expected matrices, got shape {tuple(x.shape)}")
+    return tuple(x.shape[:-2]) + (min(x.shape[-2:]),), x.dtype
+
+
 diag_part_p = Primitive(
     "diag_part", lambda x: xp.diagonal(x, axis1=-2, axis2=-1), nin=1,
+    abstract=_diag_part_abstract,
     vjp=(lambda g, ans, x: diag(g, x.shape[-2], x.shape[-1]),),
     emit="np.diagonal({0}, axis1=-2, axis2=-1)")
 diag_part_p.jvp = _linear_jvp(diag_part_p)
@@ -332,7 +439,8 @@ diag_part_p.batch = lambda args, batched: diag_part_p.bind_raw(args[0])
 
 
 # ---- stop_gradient: the identity that no tape looks through ---------------------------------
-stop_gradient_p = Primitive("stop_gradient", lambda x: x, nin=1, nondiff=True, emit="{0}")
+stop_gradient_p = Primitive("stop_gradient", lambda x: x, nin=1, nondiff=True, emit="{0}",
+                            abstract=_same_abstract)
 stop_gradient_p.batch = lambda args, batched: stop_gradient_p.bind_raw(args[0])
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from tapegrad.primitives.api import broadcast_to, expand_dims
 from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.params import check_axis, check_bool, check_shape, fail
 from tapegrad.primitives.registry import xp
 
 
@@ -18,10 +19,16 @@ def _argsort(x, axis, descending, stable):
     return xp.argsort(x, axis=axis, kind=kind).astype(np.int32)
 
 
+def _argsort_validate(x, *, axis, descending, stable):
+    check_axis("argsort", "axis", axis, x.ndim)
+    check_bool("argsort", "descending", descending)
+    check_bool("argsort", "stable", stable)
+
+
 argsort_p = Primitive(
     "argsort", _argsort, nin=1, nondiff=True,
     abstract=lambda x, *, axis, descending, stable: (tuple(x.shape), np.dtype(np.int32)),
-    emit="_argsort({0}, {axis}, {descending}, {stable})")
+    validate=_argsort_validate, emit="_argsort({0}, {axis}, {descending}, {stable})")
 argsort_p.batch = lambda args, batched, *, axis, **p: argsort_p.bind_raw(
     args[0], axis=axis + 1, **p)
 
@@ -45,9 +52,31 @@ def _put_along_axis_add(g, idx, axis, shape):
     return out
 
 
+def _along(prim, x_shape, idx, axis):
+    """``idx`` indexes along ``axis`` an array of ``x_shape``: same rank, same other sizes."""
+    if idx.dtype.kind not in "iu" or (idx.dtype.kind == "u" and idx.dtype.itemsize >= 8):
+        fail(prim, "axis", f"needs integer indices, got {idx.dtype.name}")
+    check_axis(prim, "axis", axis, len(x_shape))
+    if idx.ndim != len(x_shape) or any(a != b for k, (a, b) in
+                                       enumerate(zip(idx.shape, x_shape)) if k != axis):
+        fail(prim, "axis", f"{axis}: indices {tuple(idx.shape)} do not fit {tuple(x_shape)} "
+                           "off that axis")
+    if x_shape[axis] == 0 and 0 not in idx.shape:
+        fail(prim, "axis", f"{axis} is empty: no index can be in range")
+
+
+def _put_along_validate(g, idx, *, axis, shape):
+    shape = check_shape("put_along_axis_add", "shape", shape)
+    _along("put_along_axis_add", shape, idx, axis)
+    if tuple(g.shape) != tuple(idx.shape):
+        fail("put_along_axis_add", "shape", f"values {tuple(g.shape)} and indices "
+                                            f"{tuple(idx.shape)} differ")
+
+
 take_along_axis_p = Primitive(
     "take_along_axis", lambda x, idx, axis: xp.take_along_axis(x, idx, axis=axis), nin=2,
     abstract=lambda x, idx, *, axis: (tuple(idx.shape), x.dtype),
+    validate=lambda x, idx, *, axis: _along("take_along_axis", x.shape, idx, axis),
     vjp=(lambda g, ans, x, idx, *, axis:
          put_along_axis_add_p.bind_raw(g, idx, axis=axis, shape=tuple(x.shape)), None),
     jvp=(lambda t, ans, x, idx, *, axis: take_along_axis_p.bind_raw(t, idx, axis=axis), None),
@@ -56,6 +85,7 @@ take_along_axis_p = Primitive(
 put_along_axis_add_p = Primitive(
     "put_along_axis_add", _put_along_axis_add, nin=2,
     abstract=lambda g, idx, *, axis, shape: (tuple(shape), g.dtype),
+    validate=_put_along_validate,
     vjp=(lambda g, ans, x, idx, *, axis, shape:
          take_along_axis_p.bind_raw(g, idx, axis=axis), None),
     jvp=(lambda t, ans, x, idx, *, axis, shape:

@@ -8,12 +8,12 @@ re-derives every shape with the primitives' own rules. Any problem raises ``Load
 """
 import math
 import re
-import string
 
 import numpy as np
 
 from tapegrad.core.dispatch import PRIMITIVES
 from tapegrad.ir import Const, Equation, IRError, Program, Var, make_params
+from tapegrad.primitives.params import param_names
 from tapegrad.primitives.shape import Index
 from tapegrad.saved.format import (DTYPES, MAX_DEPTH, MAX_ELEMENTS, MAX_INT, MAX_STR,
                                    SAFE_STR, LoadError, valid_name)
@@ -54,15 +54,6 @@ def as_int(x, where, lo=-MAX_INT, hi=MAX_INT):
 def _short(x):
     r = repr(x)
     return r if len(r) <= 80 else r[:77] + "..."
-
-
-def param_names(prim):
-    """The params a primitive takes: the fields of its code-generation form."""
-    fields = set()
-    for _, f, _, _ in string.Formatter().parse(prim.emit or ""):
-        if f is not None and not f.isdigit() and f != "args":
-            fields.add(f)
-    return fields
 
 
 class Decoder:

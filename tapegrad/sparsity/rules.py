@@ -26,7 +26,6 @@ import numpy as np
 from tapegrad.core.dispatch import PRIMITIVES
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
-from tapegrad.primitives.registry import elementwise_abstract
 
 _wrap = Tensor._wrap
 
@@ -141,7 +140,7 @@ def rule_for(prim):
     r = RULES.get(prim.name)
     if r is not None:
         return r
-    if prim.abstract is elementwise_abstract:
+    if getattr(prim.abstract, "elementwise", False):
         return elementwise_rule
     return fallback_rule
 
