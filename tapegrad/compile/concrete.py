@@ -77,13 +77,19 @@ class ConcreteFunction:
         return cls(program, list(variables), structure, kinds, key, specs)
 
     # -- transport: pickled and tokenized as saved-format bytes, never as code ----------------
+    # The saved layer (above this one) installs both: ``tapegrad.saved.transport``.
+    transport = None
+
     def __reduce__(self):
-        from tapegrad.saved.transport import reduce_program
-        return reduce_program(self)
+        if ConcreteFunction.transport is None:
+            raise TypeError("pickling a ConcreteFunction needs tapegrad.saved (import it): "
+                            "programs are pickled as their saved-format bytes")
+        return ConcreteFunction.transport.reduce_program(self)
 
     def __dask_tokenize__(self):
-        from tapegrad.saved.transport import tokenize_program
-        return tokenize_program(self)
+        if ConcreteFunction.transport is None:
+            raise TypeError("tokenizing a ConcreteFunction needs tapegrad.saved (import it)")
+        return ConcreteFunction.transport.tokenize_program(self)
 
     # -- introspection ------------------------------------------------------------------------
     def source(self):

@@ -22,16 +22,17 @@ def main(argv=None):
     import dask.array as da
     import distributed
 
-    import tapegrad as tf
     import tapegrad.dask as tgd
+    from tapegrad.core.tensor import constant
+    from tapegrad.ops.math_ops import tanh
 
     rng = np.random.default_rng(0)
     sizes = (32, 256, 256, 16)
-    ws = [tf.constant((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32))
+    ws = [constant((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32))
           for a, b in zip(sizes[:-1], sizes[1:])]
 
     def mlp(x):
-        return tf.tanh(tf.tanh(x @ ws[0]) @ ws[1]) @ ws[2]
+        return tanh(tanh(x @ ws[0]) @ ws[1]) @ ws[2]
 
     xs = rng.standard_normal((args.n, sizes[0])).astype(np.float32)
     if args.address:

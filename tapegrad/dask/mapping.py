@@ -177,11 +177,12 @@ def batch_jacobian(f, xs, chunk_size=None):
     >>> batch_jacobian(lambda x: x ** 2, xs).compute()[2].tolist()
     [[8.0, 0.0], [0.0, 10.0]]
     """
-    import tapegrad as tf
+    from tapegrad.compile import function
+    from tapegrad.tape.gradient_tape import GradientTape
 
-    @tf.function(input_signature=_input_signature(xs))
+    @function(input_signature=_input_signature(xs))
     def batch_jacobian_program(x):
-        with tf.GradientTape() as tape:
+        with GradientTape() as tape:
             tape.watch(x)
             y = f(x)
         return tape.batch_jacobian(y, x)
@@ -200,10 +201,12 @@ def jacobian(f, xs, chunk_size=None):
     >>> jacobian(lambda x: tf.reduce_sum(x * x), xs).compute().tolist()
     [[2.0, 2.0], [2.0, 2.0], [2.0, 2.0], [2.0, 2.0]]
     """
-    import tapegrad as tf
-    per_example = tf.vmap(tf.jacobian(f))
+    from tapegrad.compile import function
+    from tapegrad.transforms.functional import jacobian as jacobian_of
+    from tapegrad.transforms.vmap import vmap
+    per_example = vmap(jacobian_of(f))
 
-    @tf.function(input_signature=_input_signature(xs))
+    @function(input_signature=_input_signature(xs))
     def jacobian_program(x):
         return per_example(x)
 

@@ -16,8 +16,10 @@ pickles only these bytes: nothing but data crosses the wire.
 import hashlib
 import os
 import tempfile
+import sys
 import threading
 
+from tapegrad.compile.concrete import ConcreteFunction
 from tapegrad.saved.format import LoadError
 
 _CACHE = {}          # sha256 hex -> LoadedFunction, this process only
@@ -110,3 +112,7 @@ def reduce_program(fn):
 def tokenize_program(fn):
     """``__dask_tokenize__`` of compiled programs: the hash of their saved bytes."""
     return ("tapegrad-program", token(dumps(fn)))
+
+
+# ConcreteFunction (a lower layer) pickles and tokenizes through this module.
+ConcreteFunction.transport = sys.modules[__name__]
