@@ -6,7 +6,6 @@ Dicts are flattened in sorted key order (``tf.nest``'s rule).
 """
 import numpy as np
 
-from tapegrad import ops as _ops  # noqa: F401 (the primitives and Tensor's operators)
 from tapegrad.compile.signature import TensorSpec
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.errors import InvalidArgumentError
