@@ -39,3 +39,7 @@ saved_model = saved  # TensorFlow's name: tf.saved_model.save / load
 
 newaxis = None
 del _ops
+# tf.keras sits on top of everything above: imported last
+from tapegrad import keras  # noqa: E402
+optimizers, losses, metrics, initializers = (  # TensorFlow's aliases: tf.optimizers, ...
+    keras.optimizers, keras.losses, keras.metrics, keras.initializers)

@@ -1,0 +1,165 @@
+"""``tf.keras.activations``: activation functions, also accepted by name in layers.
+
+>>> from tapegrad import keras
+>>> keras.activations.get("relu")([-1.0, 2.0]).numpy().tolist()
+[0.0, 2.0]
+"""
+import math
+
+import tapegrad as tf
+
+
+def _t(x):
+    return tf.convert_to_tensor(x)
+
+
+def linear(x):
+    """The identity."""
+    return _t(x)
+
+
+def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
+    """max(x, 0), with Keras's optional slope below ``threshold`` and cap ``max_value``."""
+    x = _t(x)
+    if negative_slope == 0.0 and max_value is None and threshold == 0.0:
+        return tf.nn.relu(x)
+    y = tf.where(x > threshold, x, (x - threshold) * negative_slope
+                 if negative_slope else tf.zeros_like(x))
+    if max_value is not None:
+        y = tf.minimum(y, max_value)
+    return y
+
+
+def leaky_relu(x, negative_slope=0.2):
+    return tf.nn.leaky_relu(x, alpha=negative_slope)
+
+
+def relu6(x):
+    return tf.nn.relu6(x)
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along ``axis``."""
+    x = _t(x)
+    if x.ndim <= 1:
+        raise ValueError(f"Cannot apply softmax to a tensor that is 1D. Received input: {x}")
+    return tf.nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, axis=-1):
+    return tf.nn.log_softmax(x, axis=axis)
+
+
+def elu(x, alpha=1.0):
+    x = _t(x)
+    return tf.nn.elu(x) if alpha == 1.0 else tf.where(x > 0, x, alpha * tf.math.expm1(
+        tf.minimum(x, 0.0)))
+
+
+def selu(x):
+    return tf.nn.selu(x)
+
+
+def celu(x, alpha=1.0):
+    x = _t(x)
+    return tf.maximum(x, 0.0) + alpha * tf.math.expm1(tf.minimum(x, 0.0) / alpha)
+
+
+def softplus(x):
+    return tf.math.softplus(x)
+
+
+def softsign(x):
+    x = _t(x)
+    return x / (1.0 + tf.abs(x))
+
+
+def silu(x):
+    """x * sigmoid(x) (also ``'swish'``)."""
+    return tf.nn.silu(x)
+
+
+def gelu(x, approximate=False):
+    return tf.nn.gelu(x, approximate=approximate)
+
+
+def tanh(x):
+    return tf.tanh(x)
+
+
+def sigmoid(x):
+    return tf.sigmoid(x)
+
+
+def exponential(x):
+    return tf.exp(x)
+
+
+def hard_sigmoid(x):
+    """relu6(x + 3) / 6, Keras 3's form."""
+    return tf.nn.relu6(_t(x) + 3.0) / 6.0
+
+
+def hard_silu(x):
+    x = _t(x)
+    return x * hard_sigmoid(x)
+
+
+def hard_tanh(x):
+    return tf.clip_by_value(x, -1.0, 1.0)
+
+
+def log_sigmoid(x):
+    return tf.math.log_sigmoid(x)
+
+
+def mish(x):
+    x = _t(x)
+    return x * tf.tanh(tf.math.softplus(x))
+
+
+def tanh_shrink(x):
+    x = _t(x)
+    return x - tf.tanh(x)
+
+
+def glu(x, axis=-1):
+    a, b = tf.split(x, 2, axis=axis)
+    return a * tf.sigmoid(b)
+
+
+_ALL = {f.__name__: f for f in (
+    linear, relu, leaky_relu, relu6, softmax, log_softmax, elu, selu, celu, softplus,
+    softsign, silu, gelu, tanh, sigmoid, exponential, hard_sigmoid, hard_silu, hard_tanh,
+    log_sigmoid, mish, tanh_shrink, glu)}
+_ALL["swish"] = silu
+_ALL["hard_swish"] = hard_silu
+del math
+
+
+def get(identifier):
+    """An activation function from a name, a callable, or None (the identity).
+
+    >>> from tapegrad import keras
+    >>> keras.activations.get(None) is keras.activations.linear
+    True
+    """
+    if identifier is None:
+        return linear
+    obj = _ALL.get(identifier) if isinstance(identifier, str) else identifier
+    if callable(obj):
+        return obj
+    raise ValueError(f"Could not interpret activation function identifier: {identifier}")
+
+
+def serialize(activation):
+    name = getattr(activation, "__name__", None)
+    if name in _ALL and _ALL[name] is activation:
+        return name
+    raise ValueError(f"Unknown activation function '{activation}' cannot be serialized.")
+
+
+def deserialize(config, custom_objects=None):
+    if custom_objects and config in custom_objects:
+        return custom_objects[config]
+    return get(config)

@@ -1,0 +1,96 @@
+"""``tf.keras.backend``: the default float type, fuzz factor and per-session layer names.
+
+Keras keeps this state in one place so that ``clear_session`` can reset it; here it is
+process-wide as well (names and floatx are configuration, not model state).
+
+>>> from tapegrad import keras
+>>> keras.backend.floatx()
+'float32'
+"""
+import collections
+
+import numpy as np
+
+_FLOATX = "float32"
+_EPSILON = 1e-7
+_UIDS = collections.defaultdict(int)
+
+
+def floatx():
+    """The default float type of new weights and converted inputs, as a string."""
+    return _FLOATX
+
+
+def set_floatx(value):
+    """Set the default float type: ``'float16'``, ``'float32'`` or ``'float64'``.
+
+    >>> from tapegrad import keras
+    >>> keras.backend.set_floatx("float64"); keras.layers.Dense(1)(np.ones((1, 2))).dtype
+    dtype('float64')
+    >>> keras.backend.set_floatx("float32")
+    """
+    global _FLOATX
+    accepted = {"bfloat16", "float16", "float32", "float64"}
+    if value not in accepted:
+        raise ValueError(f"Unknown `floatx` value: {value}. Expected one of {accepted}")
+    if value == "bfloat16":
+        raise ValueError("bfloat16 is not supported by NumPy; use float16, float32 or float64.")
+    _FLOATX = str(value)
+
+
+def epsilon():
+    """The fuzz factor used in numeric expressions (1e-7 by default)."""
+    return _EPSILON
+
+
+def set_epsilon(value):
+    global _EPSILON
+    _EPSILON = float(value)
+
+
+def image_data_format():
+    return "channels_last"
+
+
+def backend():
+    return "tapegrad"
+
+
+def get_uid(prefix=""):
+    """A per-session counter per prefix: 1, 2, ... (``clear_session`` restarts it)."""
+    _UIDS[prefix] += 1
+    return _UIDS[prefix]
+
+
+def unique_name(prefix):
+    """Keras's automatic names: ``dense``, then ``dense_1``, ``dense_2``, ..."""
+    n = get_uid(prefix)
+    return prefix if n == 1 else f"{prefix}_{n - 1}"
+
+
+def clear_session(free_memory=True):
+    """Reset the automatic layer names (``dense``, ``dense_1``, ...)."""
+    _UIDS.clear()
+
+
+def standardize_dtype(dtype):
+    """A dtype (string, NumPy or tapegrad) as Keras's string name; None means floatx."""
+    if dtype is None:
+        return _FLOATX
+    if isinstance(dtype, str) and dtype in ("float", "int"):
+        return _FLOATX if dtype == "float" else "int32"
+    return np.dtype(dtype).name
+
+
+def is_float_dtype(dtype):
+    return np.dtype(dtype).kind == "f"
+
+
+def int_shape(x):
+    return tuple(x.shape)
+
+
+def rng():
+    """tapegrad's global NumPy generator (re-seeded by ``tf.random.set_seed``)."""
+    from tapegrad.ops.random_ops import generator
+    return generator()

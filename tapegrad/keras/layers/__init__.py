@@ -1,0 +1,18 @@
+"""``tf.keras.layers``."""
+from tapegrad.keras.layers.activation import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
+from tapegrad.keras.layers.base import Layer  # noqa: F401
+from tapegrad.keras.layers.core import (  # noqa: F401
+    Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Lambda, Reshape)
+from tapegrad.keras.layers.input_spec import InputSpec  # noqa: F401
+from tapegrad.keras.layers.merging import (  # noqa: F401
+    Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, concatenate,
+    multiply)
+from tapegrad.keras.layers.normalization import (  # noqa: F401
+    BatchNormalization, LayerNormalization)
+from tapegrad.keras.layers.pooling import (  # noqa: F401
+    GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D)
+from tapegrad.keras.layers.reshaping import (  # noqa: F401
+    Permute, RepeatVector, UpSampling2D, ZeroPadding2D)
+
+GlobalAvgPool2D = GlobalAveragePooling2D
+GlobalMaxPool2D = GlobalMaxPooling2D

@@ -1,0 +1,66 @@
+"""Activation layers with parameters: ``ReLU``, ``LeakyReLU``, ``Softmax``, ``ELU``.
+
+>>> from tapegrad import keras
+>>> keras.layers.LeakyReLU()([-1.0, 1.0]).numpy().tolist()
+[-0.30000001192092896, 1.0]
+"""
+import tapegrad as tf
+from tapegrad.keras import activations
+from tapegrad.keras.layers.base import Layer
+
+
+class ReLU(Layer):
+    """max(x, 0) with Keras's optional ``max_value``, ``negative_slope`` and ``threshold``."""
+
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        super().__init__(**kwargs)
+        if max_value is not None and max_value < 0.0:
+            raise ValueError("max_value of a ReLU layer cannot be a negative value. "
+                             f"Received: max_value={max_value}")
+        if negative_slope is None or negative_slope < 0.0:
+            raise ValueError("negative_slope of a ReLU layer cannot be a negative value. "
+                             f"Received: negative_slope={negative_slope}")
+        self.max_value, self.negative_slope, self.threshold = max_value, negative_slope, threshold
+
+    def call(self, inputs):
+        return activations.relu(inputs, negative_slope=self.negative_slope,
+                                max_value=self.max_value, threshold=self.threshold)
+
+
+class LeakyReLU(Layer):
+    """x for x > 0, else ``negative_slope * x`` (Keras 3's default slope is 0.3)."""
+
+    def __init__(self, negative_slope=0.3, **kwargs):
+        if "alpha" in kwargs:
+            negative_slope = kwargs.pop("alpha")
+        super().__init__(**kwargs)
+        if negative_slope is None or negative_slope < 0:
+            raise ValueError("The negative_slope value of a Leaky ReLU layer cannot be None "
+                             f"or negative value. Expected a float. Received: "
+                             f"negative_slope={negative_slope}")
+        self.negative_slope = negative_slope
+
+    def call(self, inputs):
+        return tf.nn.leaky_relu(inputs, alpha=self.negative_slope)
+
+
+class Softmax(Layer):
+    """Softmax along ``axis``; a ``mask`` (True = keep) sends masked logits to -1e9."""
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs, mask=None):
+        if mask is not None:
+            inputs = tf.where(tf.cast(mask, "bool"), inputs, -1e9)
+        return tf.nn.softmax(inputs, axis=self.axis)
+
+
+class ELU(Layer):
+    def __init__(self, alpha=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.alpha = alpha
+
+    def call(self, inputs):
+        return activations.elu(inputs, alpha=self.alpha)

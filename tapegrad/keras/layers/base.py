@@ -1,0 +1,359 @@
+"""``keras.layers.Layer``: weights, sublayers, build-on-first-call and the ``training`` flag.
+
+A layer's state is only its Variables (``add_weight``); everything else is configuration.
+Attributes holding layers or variables (also inside lists and dicts) are tracked in
+assignment order, as Keras does, so ``weights`` lists a layer's own weights (trainable,
+then non-trainable) followed by its sublayers'.
+
+>>> import numpy as np
+>>> from tapegrad import keras
+>>> class Scale(keras.layers.Layer):
+...     def build(self, input_shape):
+...         self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
+...     def call(self, x):
+...         return x * self.w
+>>> layer = Scale()
+>>> layer(np.ones((2, 3))).shape, [w.name for w in layer.weights]
+((2, 3), ['w'])
+"""
+import inspect
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+import tapegrad as tf
+from tapegrad.keras import backend, initializers
+from tapegrad.keras.layers import tracking
+from tapegrad.keras.layers.input_spec import InputSpec, assert_input_compatibility
+
+# Keras's call context: the ``training`` value of the outermost call that set one, seen by
+# every nested layer call that does not pass its own.
+_CONTEXT = threading.local()
+# The path (``dense/kernel``) of each weight, by id: tapegrad Variables have no room for
+# it, and a WeakKeyDictionary would compare tensors with their elementwise ``==``.
+_PATHS = {}
+_SIGNATURES = {}
+
+
+def _call_facts(cls):
+    facts = _SIGNATURES.get(cls)
+    if facts is None:
+        params = inspect.signature(cls.call).parameters
+        facts = _SIGNATURES[cls] = ("training" in params, "mask" in params)
+    return facts
+
+
+def variable_path(v):
+    """Keras's ``variable.path`` (``'dense/kernel'``); the name for other variables."""
+    entry = _PATHS.get(id(v))
+    return entry[1] if entry is not None and entry[0]() is v else v.name
+
+
+def set_variable_path(v, path):
+    key = id(v)
+    _PATHS[key] = (weakref.ref(v, lambda _, key=key: _PATHS.pop(key, None)), path)
+
+
+class Layer(tf.Module):
+    """The base class of layers: override ``build(input_shape)`` to create weights with
+    ``add_weight`` and ``call(inputs, training=None)`` to compute."""
+
+    def __init__(self, *, activity_regularizer=None, trainable=True, dtype=None,
+                 autocast=True, name=None, **kwargs):
+        object.__setattr__(self, "_layers", [])
+        object.__setattr__(self, "_trainable_variables", [])
+        object.__setattr__(self, "_non_trainable_variables", [])
+        input_dim = kwargs.pop("input_dim", None)
+        shape_arg = (input_dim,) if input_dim is not None else kwargs.pop("input_shape", None)
+        batch_shape = kwargs.pop("batch_input_shape", None)
+        if batch_shape is not None:
+            shape_arg = tuple(batch_shape)[1:]
+        if shape_arg is not None:
+            warnings.warn("Do not pass an `input_shape`/`input_dim` argument to a layer. "
+                          "When using Sequential models, prefer using an `Input(shape)` "
+                          "object as the first layer in the model instead.", stacklevel=2)
+        self._input_shape_arg = None if shape_arg is None else tuple(shape_arg)
+        kwargs.pop("weights", None)
+        if kwargs:
+            raise ValueError(f"Unrecognized keyword arguments passed to "
+                             f"{self.__class__.__name__}: {kwargs}")
+        if not isinstance(trainable, bool):
+            raise ValueError(f"Expected `trainable` to be a boolean. Received: "
+                             f"trainable={trainable} (of type {type(trainable)})")
+        super().__init__(name=name or backend.unique_name(tf.module._snake(
+            type(self).__name__)))
+        self._trainable = trainable
+        self._dtype = backend.standardize_dtype(getattr(dtype, "name", dtype))
+        self.autocast = autocast
+        self.built = False
+        self.input_spec = None
+        self.activity_regularizer = activity_regularizer
+        self._losses = []
+        self._regularizers = []  # (variable, regularizer) pairs of add_weight
+        self._constraints = {}
+        self.supports_masking = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "build" in cls.__dict__:
+            # Keras marks a layer built when its (overridden) build returns
+            user_build = cls.__dict__["build"]
+
+            def build(self, *args, **kw):
+                user_build(self, *args, **kw)
+                self.built = True
+            build.__wrapped__ = user_build
+            build.__doc__ = user_build.__doc__
+            cls.build = build
+
+    # -- attribute tracking --------------------------------------------------------------
+    def __setattr__(self, name, value):
+        if name in _PLAIN:
+            object.__setattr__(self, name, value)
+            return
+        if "_layers" not in self.__dict__:
+            raise RuntimeError(f"In layer '{self.__class__.__name__}', you forgot to call "
+                               "`super().__init__()` as the first statement in the "
+                               "`__init__()` method. Go add it!")
+        value = tracking.track(self, value)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        tracking.untrack(self, getattr(self, name))
+        object.__delattr__(self, name)
+
+    def _track_variable(self, v):
+        own = self._trainable_variables if v.trainable else self._non_trainable_variables
+        if not any(w is v for w in own):
+            own.append(v)
+        tracking.changed()
+
+    # -- weights ------------------------------------------------------------------------
+    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True,
+                   autocast=True, regularizer=None, constraint=None, aggregation="none",
+                   overwrite_with_gradient=False, name=None):
+        """Create a weight variable of this layer (Keras 3's signature and defaults:
+        ``glorot_uniform`` for floats, ``zeros`` otherwise)."""
+        if isinstance(shape, str):
+            raise ValueError("`name` must be passed as a keyword argument. Received: "
+                             f"add_weight('{shape}', ...). Use: add_weight(shape=..., "
+                             f"name='{shape}').")
+        shape = () if shape is None else tuple(int(s) for s in shape)
+        dtype = backend.standardize_dtype(getattr(dtype, "name", dtype)
+                                          if dtype is not None else self._dtype)
+        if initializer is None:
+            initializer = "glorot_uniform" if "float" in dtype else "zeros"
+        init = initializers.get(initializer)
+        value = init(shape, dtype=dtype) if not isinstance(init, np.ndarray) else init
+        v = tf.Variable(tf.cast(value, dtype), trainable=trainable)
+        v.name = name or "variable"  # Keras 3 names a weight without the ':0'
+        set_variable_path(v, f"{self.name}/{v.name}")
+        if regularizer is not None:
+            from tapegrad.keras import regularizers
+            self._regularizers.append((v, regularizers.get(regularizer)))
+        if constraint is not None:
+            self._constraints[id(v)] = constraint
+        self._track_variable(v)
+        return v
+
+    add_variable = add_weight
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        value = bool(value)
+        object.__setattr__(self, "_trainable", value)
+        for v in self._trainable_variables:
+            v.trainable = value
+        for layer in self._layers:
+            layer.trainable = value
+
+    @property
+    def weights(self):
+        """Own weights (trainable, then non-trainable), then each sublayer's, each once."""
+        return list(tracking.weights(self))
+
+    variables = weights
+
+    @property
+    def trainable_weights(self):
+        if not self._trainable:
+            return []
+        return [v for v in tracking.weights(self) if v.trainable]
+
+    trainable_variables = trainable_weights
+
+    @property
+    def non_trainable_weights(self):
+        if not self._trainable:
+            return self.weights
+        return [v for v in tracking.weights(self) if not v.trainable]
+
+    non_trainable_variables = non_trainable_weights
+
+    @property
+    def submodules(self):
+        return tuple(self._flatten_layers(include_self=False))
+
+    def _flatten_layers(self, include_self=True):
+        out = [self] if include_self else []
+        for layer in self._layers:
+            out.extend(layer._flatten_layers())
+        return out
+
+    def get_weights(self):
+        """The values of ``weights`` as NumPy arrays."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights):
+        """Set ``weights`` from NumPy arrays (same count, same shapes)."""
+        mine = self.weights
+        if len(mine) != len(weights):
+            raise ValueError(f"You called `set_weights(weights)` on layer '{self.name}' "
+                             f"with a weight list of length {len(weights)}, but the layer "
+                             f"was expecting {len(mine)} weights.")
+        for v, w in zip(mine, weights):
+            w = np.asarray(w)
+            if tuple(v.shape) != tuple(w.shape):
+                raise ValueError(f"Layer {self.name} weight shape {tuple(v.shape)} is not "
+                                 f"compatible with provided weight shape {tuple(w.shape)}.")
+        for v, w in zip(mine, weights):
+            v.assign(np.asarray(w, dtype=v.dtype))
+
+    def count_params(self):
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on layer '{self.name}', "
+                             "but the layer isn't built. You can build it manually via: "
+                             f"`layer.build(input_shape)`.")
+        return int(sum(np.prod(v.shape, dtype=np.int64) for v in self.weights))
+
+    @property
+    def losses(self):
+        """Losses added with ``add_loss`` in the last call, and weight regularizers."""
+        out = []
+        for layer in self._flatten_layers():
+            out.extend(layer._losses)
+            out.extend(r(v) for v, r in layer._regularizers)
+        return out
+
+    def add_loss(self, loss):
+        self._losses.append(loss)
+
+    # -- dtypes --------------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return self._dtype
+
+    compute_dtype = variable_dtype = dtype
+
+    # -- calling -------------------------------------------------------------------------
+    def build(self, input_shape=None):
+        self.built = True
+
+    def call(self, *args, **kwargs):
+        raise NotImplementedError(f"Layer {self.__class__.__name__} does not have a `call()` "
+                                  "method implemented.")
+
+    def _convert(self, x):
+        # Keras casts floating inputs to the layer's compute dtype (``autocast``)
+        if isinstance(x, tf.Tensor):
+            if self.autocast and x.dtype.kind == "f" and x.dtype.name != self._dtype:
+                return tf.cast(x, self._dtype)
+            return x
+        if isinstance(x, (np.ndarray, np.generic, float, int, list)) and not isinstance(x, bool):
+            arr = np.asarray(x)
+            if arr.dtype.kind == "f" or isinstance(x, float):
+                return tf.constant(arr.astype(self._dtype, copy=False))
+            if arr.dtype.kind in "iub":
+                return tf.constant(arr)
+        return x
+
+    def __call__(self, *args, **kwargs):
+        from tapegrad.keras.layers import symbolic
+        if symbolic.any_symbolic(args, kwargs):
+            return symbolic.symbolic_call(self, args, kwargs)
+        a0 = args[0] if args else None
+        if not (len(args) == 1 and type(a0) is tf.Tensor and (
+                a0.dtype.kind != "f" or a0.dtype.name == self._dtype)):
+            args = tuple(tf.nest.map_structure(self._convert, a) for a in args)
+        first = args[0] if args else next(iter(kwargs.values()), None)
+        if self.input_spec is not None:
+            assert_input_compatibility(self.input_spec, first, self.name)
+        if not self.built:
+            self._maybe_build(first)
+        has_training = _call_facts(type(self))[0]
+        ctx = _CONTEXT.__dict__
+        outer = ctx.get("training", _MISSING)
+        training = kwargs.get("training")
+        if training is None:
+            # inherited from the outer call; else the call signature's default applies
+            training = None if outer is _MISSING else outer
+            if training is not None and has_training:
+                kwargs["training"] = training
+        if not has_training:
+            kwargs.pop("training", None)
+        ctx["training"] = training
+        if outer is _MISSING:
+            self._clear_losses()
+        try:
+            out = self.call(*args, **kwargs)
+        finally:
+            if outer is _MISSING:
+                del ctx["training"]
+            else:
+                ctx["training"] = outer
+        if self.activity_regularizer is not None:
+            self.add_loss(self.activity_regularizer(out))
+        return out
+
+    def _maybe_build(self, first):
+        shapes = tf.nest.map_structure(lambda t: tuple(getattr(t, "shape", ())), first)
+        if type(self).build is not Layer.build:
+            self.build(shapes)
+        else:
+            self.built = True
+        if self.input_spec is not None:
+            assert_input_compatibility(self.input_spec, first, self.name)
+
+    def _clear_losses(self):
+        for layer in self._flatten_layers():
+            layer._losses.clear()
+
+    def compute_output_shape(self, input_shape):
+        from tapegrad.keras.layers import symbolic
+        return symbolic.output_shape(self, input_shape)
+
+    def compute_output_spec(self, *args, **kwargs):
+        from tapegrad.keras.layers import symbolic
+        return symbolic.symbolic_call(self, args, kwargs, record=False)
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    @property
+    def path(self):
+        return self.name
+
+    @property
+    def metrics(self):
+        return []
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__} name={self.name}, built={self.built}>"
+
+
+_MISSING = object()
+# bookkeeping attributes: never layers or variables, set without tracking
+_PLAIN = frozenset({"_name", "_trainable", "_dtype", "_input_shape_arg", "built", "autocast",
+                    "input_spec", "activity_regularizer", "_losses", "_regularizers",
+                    "_constraints", "supports_masking"})
+__all__ = ["Layer", "InputSpec"]

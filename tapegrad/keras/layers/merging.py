@@ -1,0 +1,104 @@
+"""Layers that merge a list of inputs: ``Concatenate``, ``Add``, ``Subtract``, ``Multiply``,
+``Average``, ``Maximum``, ``Minimum``.
+
+>>> import numpy as np
+>>> from tapegrad import keras
+>>> keras.layers.Concatenate()([np.ones((2, 1)), np.zeros((2, 2))]).shape
+(2, 3)
+"""
+import functools
+
+import tapegrad as tf
+from tapegrad.keras.layers.base import Layer
+
+
+class Merge(Layer):
+    """A layer of a list of same-shaped (broadcastable) inputs."""
+
+    def _check(self, inputs):
+        if not isinstance(inputs, (list, tuple)):
+            raise ValueError("A merge layer should be called on a list of inputs. "
+                             f"Received: inputs={inputs} (not a list of tensors)")
+        if len(inputs) < 1:
+            raise ValueError("A merge layer should be called on a list of at least 1 input. "
+                             f"Got {len(inputs)} inputs. Full input_shape received: "
+                             f"{[tuple(x.shape) for x in inputs]}")
+
+    def build(self, input_shape):
+        self._check(input_shape)
+
+    def call(self, inputs):
+        self._check(inputs)
+        return functools.reduce(self._merge, inputs)
+
+
+class Add(Merge):
+    def _merge(self, a, b):
+        return a + b
+
+
+class Subtract(Merge):
+    def call(self, inputs):
+        if len(inputs) != 2:
+            raise ValueError("A `Subtract` layer should be called on exactly 2 inputs. "
+                             f"Received: inputs={inputs}")
+        return inputs[0] - inputs[1]
+
+
+class Multiply(Merge):
+    def _merge(self, a, b):
+        return a * b
+
+
+class Maximum(Merge):
+    def _merge(self, a, b):
+        return tf.maximum(a, b)
+
+
+class Minimum(Merge):
+    def _merge(self, a, b):
+        return tf.minimum(a, b)
+
+
+class Average(Merge):
+    def call(self, inputs):
+        self._check(inputs)
+        return functools.reduce(lambda a, b: a + b, inputs) / len(inputs)
+
+
+class Concatenate(Merge):
+    """Joins the inputs along ``axis`` (the last by default)."""
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def build(self, input_shape):
+        self._check(input_shape)
+        shapes = [tuple(s) for s in input_shape]
+        ok = len({len(s) for s in shapes}) == 1
+        if ok:
+            ax = self.axis % len(shapes[0])
+            for i in range(len(shapes[0])):
+                known = {s[i] for s in shapes if s[i] is not None}  # None matches any size
+                ok = ok and (i == ax or len(known) <= 1)
+        if not ok:
+            raise ValueError("A `Concatenate` layer requires inputs with matching shapes "
+                             "except for the concatenation axis. Received: "
+                             f"input_shape={shapes}")
+
+    def call(self, inputs):
+        self._check(inputs)
+        return tf.concat(list(inputs), axis=self.axis)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+def add(inputs, **kwargs):
+    return Add(**kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    return Multiply(**kwargs)(inputs)

@@ -1,0 +1,86 @@
+"""Spatial reshaping layers (channels last): ``ZeroPadding2D``, ``UpSampling2D``,
+``Permute``, ``RepeatVector``.
+
+>>> import numpy as np
+>>> from tapegrad import keras
+>>> keras.layers.UpSampling2D()(np.ones((1, 2, 3, 4))).shape
+(1, 4, 6, 4)
+"""
+import tapegrad as tf
+from tapegrad.keras.layers.base import Layer
+from tapegrad.keras.layers.input_spec import InputSpec
+
+
+def _pair(value, name):
+    if isinstance(value, int):
+        return ((value, value), (value, value))
+    if len(value) != 2:
+        raise ValueError(f"`{name}` should have two elements. Received: {name}={value}.")
+    return tuple((v, v) if isinstance(v, int) else tuple(v) for v in value)
+
+
+def _channels_last(data_format):
+    if data_format not in (None, "channels_last"):
+        raise NotImplementedError("tapegrad.keras supports data_format='channels_last' only.")
+
+
+class ZeroPadding2D(Layer):
+    """Zero rows and columns around the images of a ``(batch, h, w, c)`` tensor."""
+
+    def __init__(self, padding=(1, 1), data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        self.padding = _pair(padding, "padding")
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        (top, bottom), (left, right) = self.padding
+        return tf.pad(inputs, [[0, 0], [top, bottom], [left, right], [0, 0]])
+
+
+class UpSampling2D(Layer):
+    """Repeats rows and columns ``size`` times (nearest neighbour)."""
+
+    def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
+        super().__init__(**kwargs)
+        _channels_last(data_format)
+        if interpolation != "nearest":
+            raise NotImplementedError("UpSampling2D: tapegrad.keras supports "
+                                      "interpolation='nearest' only.")
+        self.size = (size, size) if isinstance(size, int) else tuple(size)
+        self.interpolation = interpolation
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        b, h, w, c = inputs.shape
+        sh, sw = self.size
+        x = tf.reshape(inputs, (b, h, 1, w, 1, c))
+        x = tf.broadcast_to(x, (b, h, sh, w, sw, c))
+        return tf.reshape(x, (b, h * sh, w * sw, c))
+
+
+class Permute(Layer):
+    """Permutes the non-batch axes: ``dims`` counts from 1."""
+
+    def __init__(self, dims, **kwargs):
+        super().__init__(**kwargs)
+        self.dims = tuple(dims)
+        if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError("Invalid permutation argument `dims` for Permute Layer. The set "
+                             "of indices in `dims` must be consecutive and start from 1. "
+                             f"Received dims={dims}")
+
+    def call(self, inputs):
+        return tf.transpose(inputs, (0,) + self.dims)
+
+
+class RepeatVector(Layer):
+    """``(batch, d)`` to ``(batch, n, d)``."""
+
+    def __init__(self, n, **kwargs):
+        super().__init__(**kwargs)
+        self.n = n
+        self.input_spec = InputSpec(ndim=2)
+
+    def call(self, inputs):
+        return tf.tile(tf.expand_dims(inputs, 1), [1, self.n, 1])

@@ -1,0 +1,148 @@
+"""Symbolic tensors of the functional API: ``keras.Input`` returns a ``KerasTensor`` (a shape
+and a dtype, ``None`` for unknown sizes); calling a layer on one records a ``Node``.
+
+A layer's output shape comes from running the layer itself on concrete zeros, twice, with
+each unknown size set to 2 and then to 3: the output sizes that move are unknown. So any
+layer (``Lambda`` and subclasses included) gets its output shape without a shape rule of
+its own. The weights are built first from the symbolic shape, as Keras does, and restored
+after the probe runs, so a probe never changes a model.
+"""
+import itertools
+
+import numpy as np
+
+import tapegrad as tf
+
+_NODE_IDS = itertools.count()
+
+
+class KerasTensor:
+    """A symbolic input or output of a layer in a functional model (no value)."""
+
+    def __init__(self, shape, dtype="float32", name=None, history=None, sparse=False):
+        self.shape = tuple(None if d is None else int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.name = name
+        self._history = history  # (node, index of this output) or None for an Input
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return (f"<KerasTensor shape={self.shape}, dtype={self.dtype.name}, "
+                f"name={self.name}>")
+
+    def __bool__(self):
+        raise TypeError("A symbolic KerasTensor cannot be used as a Python bool.")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"A KerasTensor is symbolic: it's a placeholder for a shape and a "
+                        f"dtype. It doesn't have any actual numerical value. You cannot "
+                        f"convert it to a NumPy array ({self!r}).")
+
+    def __hash__(self):
+        return id(self)
+
+
+def _binary(fn):
+    def method(self, other):
+        return _op(fn, self, other)
+    return method
+
+
+def _rbinary(fn):
+    def method(self, other):
+        return _op(lambda a, b: fn(b, a), self, other)
+    return method
+
+
+for _name, _fn in [("add", lambda a, b: a + b), ("sub", lambda a, b: a - b),
+                   ("mul", lambda a, b: a * b), ("truediv", lambda a, b: a / b),
+                   ("matmul", lambda a, b: tf.matmul(a, b)), ("pow", lambda a, b: a ** b)]:
+    setattr(KerasTensor, f"__{_name}__", _binary(_fn))
+    setattr(KerasTensor, f"__r{_name}__", _rbinary(_fn))
+KerasTensor.__neg__ = lambda self: _op(lambda a: -a, self)
+KerasTensor.__getitem__ = lambda self, idx: _op(lambda a: a[idx], self)
+
+
+def _op(fn, *args):
+    from tapegrad.keras.layers.core import Lambda
+    layer = Lambda(lambda xs: fn(*xs), name=tf.keras.backend.unique_name("tf_op_lambda"))
+    return layer(list(args))
+
+
+class Node:
+    """One call of a layer on symbolic tensors: where each ``KerasTensor`` came from."""
+
+    def __init__(self, layer, args, kwargs, outputs):
+        self.layer, self.args, self.kwargs = layer, args, kwargs
+        self.outputs = outputs
+        self.id = next(_NODE_IDS)
+
+    @property
+    def inputs(self):
+        return [x for x in tf.nest.flatten((self.args, self.kwargs))
+                if isinstance(x, KerasTensor)]
+
+
+def any_symbolic(args, kwargs):
+    for a in args:
+        if isinstance(a, KerasTensor) or (isinstance(a, (list, tuple, dict)) and any(
+                isinstance(x, KerasTensor) for x in tf.nest.flatten(a))):
+            return True
+    return bool(kwargs) and any(isinstance(x, KerasTensor) for x in tf.nest.flatten(kwargs))
+
+
+def _concrete(structure, size):
+    def fill(x):
+        if not isinstance(x, KerasTensor):
+            return x
+        shape = tuple(size if d is None else d for d in x.shape)
+        return tf.constant(np.zeros(shape, x.dtype))
+    return tf.nest.map_structure(fill, structure)
+
+
+def symbolic_call(layer, args, kwargs, record=True):
+    """Call ``layer`` on symbolic tensors: build it, find its output spec, record a Node."""
+    first = args[0] if args else next(iter(kwargs.values()))
+    if layer.input_spec is not None:
+        from tapegrad.keras.layers.input_spec import assert_input_compatibility
+        assert_input_compatibility(layer.input_spec, first, layer.name)
+    if not layer.built:
+        layer._maybe_build(first)
+    saved = [(v, v.numpy()) for v in layer.weights]
+    probes = []
+    try:
+        with np.errstate(all="ignore"):
+            for size in (2, 3):
+                probes.append(layer(*_concrete(args, size), **_concrete(kwargs, size)))
+    finally:
+        for v, value in saved:
+            v.assign(value)
+    outs = []
+
+    def spec(a, b):
+        shape = tuple(None if da != db else da for da, db in zip(a.shape, b.shape))
+        kt = KerasTensor(shape, a.dtype, name=layer.name)
+        outs.append(kt)
+        return kt
+    flat = [spec(a, b) for a, b in zip(tf.nest.flatten(probes[0]), tf.nest.flatten(probes[1]))]
+    structure = tf.nest.pack_sequence_as(probes[0], flat)
+    if record:
+        node = Node(layer, args, kwargs, outs)
+        for i, kt in enumerate(outs):
+            kt._history = (node, i)
+    return structure
+
+
+def output_shape(layer, input_shape):
+    """The output shape(s) of ``layer`` for input shape(s) (None for unknown sizes)."""
+    def is_shape(s):
+        return isinstance(s, (tuple, list)) and all(d is None or isinstance(d, int) for d in s)
+    if is_shape(input_shape):
+        inputs = KerasTensor(input_shape, layer.dtype)
+    else:
+        inputs = [KerasTensor(s, layer.dtype) for s in input_shape]
+    out = symbolic_call(layer, (inputs,), {}, record=False)
+    return tf.nest.map_structure(lambda kt: kt.shape, out)

@@ -1,0 +1,190 @@
+"""``tf.keras.metrics``: running means over batches, in Variables (``total``, ``count``), with
+``update_state``, ``result`` and ``reset_state``.
+
+>>> from tapegrad import keras
+>>> m = keras.metrics.Accuracy()
+>>> m.update_state([1, 2, 3], [1, 2, 0]); round(float(m.result()), 4)
+0.6667
+"""
+import numpy as np
+
+import tapegrad as tf
+from tapegrad.keras import backend, losses
+
+
+class Metric:
+    """Base class: state in Variables made with ``add_variable``."""
+
+    def __init__(self, name=None, dtype=None):
+        self.name = name or tf.module._snake(type(self).__name__)
+        self.dtype = dtype or backend.floatx()
+        self._variables = []
+
+    def add_variable(self, shape=(), initializer="zeros", dtype=None, name=None,
+                     aggregation="sum"):
+        from tapegrad.keras import initializers
+        v = tf.Variable(initializers.get(initializer)(tuple(shape), dtype=dtype or self.dtype),
+                        trainable=False)
+        v.name = name or "variable"
+        self._variables.append(v)
+        return v
+
+    add_weight = add_variable
+
+    @property
+    def variables(self):
+        return list(self._variables)
+
+    def reset_state(self):
+        for v in self._variables:
+            v.assign(np.zeros(v.shape, v.dtype))
+
+    reset_states = reset_state
+
+    def update_state(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def result(self):
+        raise NotImplementedError
+
+    def __call__(self, *args, **kwargs):
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype}
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}>"
+
+
+class Mean(Metric):
+    """The (weighted) mean of the values seen; each sample's values are averaged first."""
+
+    def __init__(self, name="mean", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable(name="total")
+        self.count = self.add_variable(name="count")
+
+    def update_state(self, values, sample_weight=None):
+        values = tf.cast(values, self.dtype)
+        if values.ndim > 1:
+            values = tf.reduce_mean(values, axis=list(range(1, values.ndim)))
+        if sample_weight is None:
+            self.total.assign_add(tf.reduce_sum(values))
+            n = values.shape[0] if values.ndim else 1
+            self.count.assign_add(tf.cast(n, self.dtype))
+            return
+        sw = tf.cast(sample_weight, self.dtype)
+        if sw.ndim > values.ndim:
+            sw = tf.reduce_mean(sw, axis=list(range(values.ndim, sw.ndim)))
+        sw = tf.broadcast_to(sw, values.shape)
+        self.total.assign_add(tf.reduce_sum(values * sw))
+        self.count.assign_add(tf.reduce_sum(sw))
+
+    def result(self):
+        return tf.math.divide_no_nan(self.total, self.count)
+
+
+class Sum(Metric):
+    def __init__(self, name="sum", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable(name="total")
+
+    def update_state(self, values, sample_weight=None):
+        values = tf.cast(values, self.dtype)
+        if sample_weight is not None:
+            values = values * tf.cast(sample_weight, self.dtype)
+        self.total.assign_add(tf.reduce_sum(values))
+
+    def result(self):
+        return tf.identity(self.total)
+
+
+class MeanMetricWrapper(Mean):
+    """The running mean of ``fn(y_true, y_pred)``."""
+
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        super().__init__(name=name or getattr(fn, "__name__", "mean"), dtype=dtype)
+        self._fn, self._fn_kwargs = fn, kwargs
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred = tf.convert_to_tensor(y_pred)
+        y_true = tf.convert_to_tensor(y_true)
+        if y_true.dtype.kind == "f" or y_pred.dtype.kind == "f":
+            y_true, y_pred = losses.squeeze_or_expand_to_same_rank(y_true, y_pred)
+        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
+
+
+def accuracy(y_true, y_pred):
+    y_pred = tf.convert_to_tensor(y_pred)
+    y_true = tf.cast(y_true, y_pred.dtype)
+    return tf.cast(tf.equal(y_true, y_pred), backend.floatx())
+
+
+def binary_accuracy(y_true, y_pred, threshold=0.5):
+    y_pred = tf.convert_to_tensor(y_pred)
+    y_true = tf.cast(y_true, y_pred.dtype)
+    y_pred = tf.cast(y_pred > threshold, y_true.dtype)
+    return tf.reduce_mean(tf.cast(tf.equal(y_true, y_pred), backend.floatx()), axis=-1)
+
+
+def categorical_accuracy(y_true, y_pred):
+    return tf.cast(tf.equal(tf.argmax(y_true, axis=-1), tf.argmax(y_pred, axis=-1)),
+                   backend.floatx())
+
+
+def sparse_categorical_accuracy(y_true, y_pred):
+    y_pred = tf.convert_to_tensor(y_pred)
+    y_true = tf.convert_to_tensor(y_true)
+    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
+        y_true = tf.squeeze(y_true, -1)
+    pred = tf.argmax(y_pred, axis=-1)
+    return tf.cast(tf.equal(tf.cast(y_true, pred.dtype), pred), backend.floatx())
+
+
+def _wrapped(cls_name, fn, default, params=()):
+    def __init__(self, name=default, dtype=None, **kwargs):
+        kw = dict(params)
+        kw.update(kwargs)
+        MeanMetricWrapper.__init__(self, fn, name=name, dtype=dtype, **kw)
+    return type(cls_name, (MeanMetricWrapper,), {
+        "__init__": __init__, "__doc__": f"The running mean of ``{fn.__name__}``."})
+
+
+Accuracy = _wrapped("Accuracy", accuracy, "accuracy")
+BinaryAccuracy = _wrapped("BinaryAccuracy", binary_accuracy, "binary_accuracy",
+                          (("threshold", 0.5),))
+CategoricalAccuracy = _wrapped("CategoricalAccuracy", categorical_accuracy,
+                               "categorical_accuracy")
+SparseCategoricalAccuracy = _wrapped("SparseCategoricalAccuracy", sparse_categorical_accuracy,
+                                     "sparse_categorical_accuracy")
+MeanSquaredError = _wrapped("MeanSquaredError", losses.mean_squared_error,
+                            "mean_squared_error")
+MeanAbsoluteError = _wrapped("MeanAbsoluteError", losses.mean_absolute_error,
+                             "mean_absolute_error")
+mse = MSE = losses.mean_squared_error
+mae = MAE = losses.mean_absolute_error
+
+_BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
+            "categorical_accuracy": CategoricalAccuracy,
+            "sparse_categorical_accuracy": SparseCategoricalAccuracy,
+            "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError,
+            "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError}
+
+
+def get(identifier):
+    """A metric from a name (``'mse'``, ``'binary_accuracy'``, ...), an instance, or a
+    function of ``(y_true, y_pred)`` (wrapped in a running mean)."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier) or {c.__name__: c for c in _BY_NAME.values()}.get(
+            identifier)
+        if cls is not None:
+            return cls(name=identifier) if identifier in _BY_NAME else cls()
+    elif isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
+    elif callable(identifier):
+        return MeanMetricWrapper(identifier)
+    raise ValueError(f"Could not interpret metric identifier: {identifier}")

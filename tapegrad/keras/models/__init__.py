@@ -1,0 +1,4 @@
+"""``tf.keras.models``."""
+from tapegrad.keras.models.functional import Functional  # noqa: F401
+from tapegrad.keras.models.model import Model  # noqa: F401
+from tapegrad.keras.models.sequential import Sequential  # noqa: F401

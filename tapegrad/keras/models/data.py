@@ -1,0 +1,127 @@
+"""The data ``fit``, ``evaluate`` and ``predict`` accept: arrays (NumPy, tensors, lists or
+dicts of them) cut into batches, or an iterable of batches (a ``tf.data.Dataset``, a
+generator). A re-iterable source is iterated afresh each epoch; a one-shot iterator is
+consumed across epochs (``steps_per_epoch`` batches each, as in Keras)."""
+import math
+
+import numpy as np
+
+import tapegrad as tf
+from tapegrad.keras import backend
+
+
+def _is_leaf(x):
+    return isinstance(x, (np.ndarray, tf.Tensor, np.generic))
+
+
+def _is_array(x):
+    # a list of arrays is a multi-input model's x (as in Keras); a list of tuples is a
+    # list of batches
+    return _is_leaf(x) or (isinstance(x, (list, tuple)) and len(x) > 0 and all(
+        _is_leaf(v) or isinstance(v, dict) for v in x)) or (
+        isinstance(x, dict) and all(_is_leaf(v) for v in x.values()))
+
+
+def _length(x):
+    return len(tf.nest.flatten(x)[0])
+
+
+def _take(x, idx):
+    def take(a):
+        return np.asarray(a)[idx]
+    return tf.nest.map_structure(take, x)
+
+
+def _tensors(x):
+    def conv(a):
+        return tf.constant(a) if isinstance(a, np.ndarray) else a
+    return tf.nest.map_structure(conv, x)
+
+
+class _ArrayBatches:
+    def __init__(self, x, y, sample_weight, batch_size, shuffle, steps):
+        self.parts = tuple(p for p in (x, y, sample_weight) if p is not None)
+        self.parts = tf.nest.map_structure(np.asarray, self.parts)
+        self.n = _length(self.parts[0])
+        for p in self.parts[1:]:
+            if _length(p) != self.n:
+                raise ValueError("Data cardinality is ambiguous. Make sure all arrays contain "
+                                 "the same number of samples.")
+        self.batch_size = batch_size or 32
+        self.shuffle = shuffle
+        self.steps = math.ceil(self.n / self.batch_size)
+        if steps is not None:
+            self.steps = min(self.steps, int(steps))
+
+    def epoch(self):
+        order = backend.rng().permutation(self.n) if self.shuffle else None
+        for i in range(self.steps):
+            lo, hi = i * self.batch_size, min((i + 1) * self.batch_size, self.n)
+            idx = order[lo:hi] if order is not None else slice(lo, hi)
+            batch = tuple(_tensors(_take(p, idx)) for p in self.parts)
+            yield batch if len(batch) > 1 else batch[0]
+
+
+class _IterableBatches:
+    def __init__(self, source, steps):
+        self.source, self.steps = source, steps
+        self.one_shot = iter(source) is source
+        if self.one_shot and steps is None:
+            self.steps = None
+        self._it = iter(source) if self.one_shot else None
+        if self.steps is None and hasattr(source, "__len__"):
+            try:
+                self.steps = len(source)
+            except TypeError:
+                self.steps = None
+
+    def epoch(self):
+        it = self._it if self.one_shot else iter(self.source)
+        count = 0
+        while self.steps is None or count < self.steps:
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            count += 1
+            yield tuple(batch) if isinstance(batch, list) else batch
+
+
+def batches(x, y, sample_weight, batch_size, shuffle, steps):
+    """A source of batches with ``.steps`` (or None) and ``.epoch()``."""
+    if x is None:
+        raise ValueError("Unrecognized data type: x=None")
+    if _is_array(x) or isinstance(x, (float, int)):
+        return _ArrayBatches(x, y, sample_weight, batch_size, shuffle, steps)
+    if y is not None:
+        raise ValueError("`y` argument is not supported when using a dataset or an iterable "
+                         f"as input (received y={y!r}); the dataset should yield (x, y) "
+                         "batches.")
+    if batch_size is not None and hasattr(x, "element_spec"):
+        raise ValueError("The `batch_size` argument must not be specified for the given "
+                         "input type: the dataset is already batched.")
+    return _IterableBatches(x, steps)
+
+
+def split(x, y, sample_weight, fraction):
+    """Keras's ``validation_split``: the last ``fraction`` of the samples (not shuffled)."""
+    if not _is_array(x):
+        raise ValueError("`validation_split` is only supported for Tensors or NumPy arrays, "
+                         f"found: {type(x)}")
+    n = _length(x)
+    cut = int(n * (1.0 - fraction))
+    head, tail = slice(0, cut), slice(cut, n)
+    parts = [None if p is None else (_take(p, head), _take(p, tail))
+             for p in (x, y, sample_weight)]
+    train = tuple(None if p is None else p[0] for p in parts)
+    val = tuple(None if p is None else p[1] for p in parts)
+    return train, val
+
+
+def unpack_validation(validation_data):
+    """``(x, y)``, ``(x, y, sample_weight)`` or a dataset, as ``evaluate``'s x, y, sw."""
+    if isinstance(validation_data, (tuple, list)) and len(validation_data) in (2, 3) and (
+            _is_array(validation_data[0])):
+        x, y, *rest = validation_data
+        return x, y, (rest[0] if rest else None)
+    return validation_data, None, None

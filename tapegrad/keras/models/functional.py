@@ -1,0 +1,119 @@
+"""The functional model: ``Model(inputs, outputs)`` over a graph of layer calls on
+``keras.Input`` tensors; calling it replays the recorded nodes in order.
+
+>>> import numpy as np
+>>> from tapegrad import keras
+>>> x = keras.Input(shape=(3,))
+>>> h = keras.layers.Dense(4, activation="relu")(x)
+>>> model = keras.Model(x, keras.layers.Dense(1)(h))
+>>> model(np.ones((2, 3))).shape, len(model.layers)
+((2, 1), 3)
+"""
+import tapegrad as tf
+from tapegrad.keras.layers.input_spec import InputSpec
+from tapegrad.keras.layers.symbolic import KerasTensor
+from tapegrad.keras.models.model import Model
+
+
+def _nodes_between(inputs, outputs):
+    """The nodes that compute ``outputs`` from ``inputs``, in the order they were made."""
+    input_ids = {id(x) for x in inputs}
+    nodes, seen, stack = [], set(), list(outputs)
+    while stack:
+        kt = stack.pop()
+        if id(kt) in input_ids:
+            continue
+        if kt._history is None:
+            raise ValueError(f"Graph disconnected: cannot find parent for tensor {kt}. The "
+                             "following previous layers were accessed without issue: "
+                             f"{[n.layer.name for n in nodes]}")
+        node = kt._history[0]
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        stack.extend(node.inputs)
+    return sorted(nodes, key=lambda n: n.id)
+
+
+class Functional(Model):
+    """A model defined by its input and output ``KerasTensor``s."""
+
+    def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        flat_in, flat_out = tf.nest.flatten(inputs), tf.nest.flatten(outputs)
+        for x in flat_in + flat_out:
+            if not isinstance(x, KerasTensor):
+                raise ValueError("All `inputs` and `outputs` values must be KerasTensors. "
+                                 f"Received: inputs={inputs}, outputs={outputs}")
+        self._inputs_struct = tuple(inputs) if isinstance(inputs, list) else inputs
+        self._outputs_struct = outputs
+        self._flat_inputs, self._flat_outputs = flat_in, flat_out
+        self._nodes = _nodes_between(flat_in, flat_out)
+        layers = [x._input_layer for x in flat_in if getattr(x, "_input_layer", None)]
+        for node in self._nodes:
+            if not any(node.layer is x for x in layers):
+                layers.append(node.layer)
+        self._graph_layers = layers
+        self.input_spec = [InputSpec(shape=x.shape, allow_last_axis_squeeze=True,
+                                     name=x.name) for x in flat_in]
+        if len(self.input_spec) == 1 and not isinstance(inputs, (list, tuple, dict)):
+            self.input_spec = self.input_spec[0]
+        self.built = True
+
+    @property
+    def layers(self):
+        return list(self._graph_layers)
+
+    @property
+    def inputs(self):
+        return list(self._flat_inputs)
+
+    @property
+    def outputs(self):
+        return list(self._flat_outputs)
+
+    @property
+    def input(self):
+        return self._inputs_struct
+
+    @property
+    def output(self):
+        return self._outputs_struct
+
+    @property
+    def input_shape(self):
+        return tf.nest.map_structure(lambda x: x.shape, self._inputs_struct)
+
+    @property
+    def output_shape(self):
+        return tf.nest.map_structure(lambda x: x.shape, self._outputs_struct)
+
+    def call(self, inputs, training=None, mask=None):
+        if isinstance(inputs, dict) and not isinstance(self._inputs_struct, dict):
+            flat = [inputs[x.name] for x in self._flat_inputs]
+        else:
+            flat = tf.nest.flatten(inputs)
+        if len(flat) != len(self._flat_inputs):
+            raise ValueError(f'Layer "{self.name}" expects {len(self._flat_inputs)} '
+                             f"input(s), but it received {len(flat)} input tensors.")
+        values = {id(kt): v for kt, v in zip(self._flat_inputs, flat)}
+
+        def value(x):
+            return values[id(x)] if isinstance(x, KerasTensor) else x
+        for node in self._nodes:
+            args = tf.nest.map_structure(value, node.args)
+            kwargs = tf.nest.map_structure(value, node.kwargs)
+            out = node.layer(*args, **kwargs)
+            for kt, v in zip(node.outputs, tf.nest.flatten(out)):
+                values[id(kt)] = v
+        return tf.nest.map_structure(value, self._outputs_struct)
+
+    def _layer_output_shapes(self):
+        shapes = {}
+        for x in self._flat_inputs:
+            shapes[id(x._input_layer)] = x.shape
+        for node in self._nodes:
+            outs = [kt.shape for kt in node.outputs]
+            shapes.setdefault(id(node.layer), outs[0] if len(outs) == 1 else outs)
+        return shapes

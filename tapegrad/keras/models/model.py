@@ -1,0 +1,67 @@
+"""``keras.Model``: a layer with training (``compile``, ``fit``, ...), ``summary`` and weight
+files. ``Model(inputs, outputs)`` makes a functional model; subclasses define ``call``.
+
+>>> import numpy as np
+>>> from tapegrad import keras
+>>> class MLP(keras.Model):
+...     def __init__(self):
+...         super().__init__()
+...         self.hidden = keras.layers.Dense(8, activation="tanh")
+...         self.out = keras.layers.Dense(1)
+...     def call(self, x, training=None):
+...         return self.out(self.hidden(x))
+>>> model = MLP()
+>>> model(np.ones((2, 3))).shape, len(model.trainable_variables)
+((2, 1), 4)
+"""
+from tapegrad.keras import saving
+from tapegrad.keras.layers.base import Layer
+from tapegrad.keras.models import summary as _summary
+from tapegrad.keras.models.trainer import Trainer
+
+
+class Model(Trainer, Layer):
+    """A model: a layer that can be trained, summarised and saved."""
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Model and (len(args) >= 2 or "inputs" in kwargs or (
+                args and "outputs" in kwargs)):
+            from tapegrad.keras.models.functional import Functional
+            return object.__new__(Functional)
+        return object.__new__(cls)
+
+    def __init__(self, *args, **kwargs):
+        name = kwargs.pop("name", None)
+        trainable = kwargs.pop("trainable", True)
+        Layer.__init__(self, name=name, trainable=trainable, dtype=kwargs.pop("dtype", None))
+        Trainer.__init__(self)
+
+    @property
+    def layers(self):
+        """The direct sublayers, in the order they were assigned."""
+        return list(self._layers)
+
+    def get_layer(self, name=None, index=None):
+        if index is not None:
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: "
+                         f"{[layer.name for layer in self.layers]}.")
+
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
+                show_trainable=False, layer_range=None):
+        """Print a table of the layers, their output shapes and parameter counts."""
+        _summary.print_summary(self, print_fn=print_fn, show_trainable=show_trainable)
+
+    def save_weights(self, filepath, overwrite=True):
+        """Write the weights to ``filepath`` (a ``.weights.npz`` zip: see ``saving``)."""
+        saving.save_weights(self, filepath, overwrite=overwrite)
+
+    def load_weights(self, filepath, skip_mismatch=False):
+        """Read weights written by ``save_weights`` (validated; nothing is unpickled)."""
+        saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+    def _layer_output_shapes(self):
+        return {}

@@ -1,0 +1,99 @@
+"""``keras.Sequential``: a stack of layers, each fed the previous one's output. With an
+``Input`` (or ``input_shape=`` on the first layer) it is built at once; otherwise on its
+first call.
+
+>>> import numpy as np
+>>> from tapegrad import keras
+>>> model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(2)])
+>>> model.built, model(np.ones((4, 3))).shape
+(True, (4, 2))
+"""
+from tapegrad.keras.layers.base import Layer
+from tapegrad.keras.layers.core import Input, InputLayer
+from tapegrad.keras.layers.symbolic import KerasTensor
+from tapegrad.keras.models.model import Model
+
+
+class Sequential(Model):
+    """A linear stack of layers."""
+
+    def __init__(self, layers=None, trainable=True, name=None):
+        super().__init__(trainable=trainable, name=name)
+        self._stack = []
+        self._output_shapes = {}
+        for layer in layers or ():
+            self.add(layer, rebuild=False)
+        self._maybe_rebuild()
+
+    def add(self, layer, rebuild=True):
+        """Append a layer (an ``Input`` tensor becomes the model's ``InputLayer``)."""
+        if isinstance(layer, KerasTensor) and getattr(layer, "_input_layer", None):
+            layer = layer._input_layer
+        if not isinstance(layer, Layer):
+            raise ValueError("Only instances of `keras.Layer` can be added to a Sequential "
+                             f"model. Received: {layer} (of type {type(layer)})")
+        if isinstance(layer, InputLayer) and self._stack and isinstance(self._stack[0],
+                                                                        InputLayer):
+            raise ValueError(f"Sequential model '{self.name}' has already been configured "
+                             f"to use input shape {self._stack[0].batch_shape}. You cannot "
+                             f"add a different Input layer to it.")
+        if isinstance(layer, InputLayer) and self._stack:
+            raise ValueError("An `Input` can only be the first layer of a Sequential model.")
+        if any(x is layer for x in self._stack):
+            raise ValueError(f"Layer '{layer.name}' is already in the model.")
+        self._stack.append(layer)
+        if rebuild:
+            self._maybe_rebuild()
+
+    def pop(self, rebuild=True):
+        layer = self.layers[-1]
+        self._stack.remove(layer)
+        self.built = False
+        if rebuild:
+            self._maybe_rebuild()
+        return layer
+
+    def _maybe_rebuild(self):
+        self.built = False
+        if not self._stack:
+            return
+        first = self._stack[0]
+        if isinstance(first, InputLayer):
+            if len(self._stack) > 1:
+                self.build(first.batch_shape)
+        elif first._input_shape_arg is not None:
+            self.build((None,) + first._input_shape_arg)
+
+    @property
+    def layers(self):
+        return [x for x in self._stack if not isinstance(x, InputLayer)]
+
+    def build(self, input_shape=None):
+        if input_shape is None:
+            raise ValueError("You must provide an `input_shape` argument.")
+        shape = (None,) + tuple(input_shape)[1:]
+        first = self._stack[0] if self._stack else None
+        x = first.output if isinstance(first, InputLayer) else Input(batch_shape=shape)
+        self._output_shapes = {}
+        for layer in self.layers:
+            x = layer(x)
+            self._output_shapes[id(layer)] = getattr(x, "shape", None)
+        self._symbolic_input_shape = shape
+        self.built = True
+
+    def call(self, inputs, training=None, mask=None):
+        for layer in self.layers:
+            inputs = layer(inputs)
+        return inputs
+
+    @property
+    def input_shape(self):
+        return getattr(self, "_symbolic_input_shape", None)
+
+    @property
+    def output_shape(self):
+        layers = self.layers
+        return self._output_shapes.get(id(layers[-1])) if layers else None
+
+    def _layer_output_shapes(self):
+        return dict(self._output_shapes)

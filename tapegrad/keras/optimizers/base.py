@@ -1,0 +1,324 @@
+"""The Keras 3 optimizer: ``apply_gradients``, clipping, weight decay, ``iterations``.
+
+All state is Variables (``iterations``, the learning rate, one slot per variable and kind),
+so a training step under ``tf.function`` compiles whole. Each optimizer writes its update
+once, as a rule over an ops namespace ``xp``: the compiled and recorded path runs it on
+tensors (``_TensorOps``: tapegrad operations and ``Variable.assign``); an eager step with
+nothing recording runs the same rule on the variables' NumPy arrays (``_ArrayOps``), the
+same float operations in the same order, without per-operation dispatch.
+"""
+import warnings
+
+import numpy as np
+
+import tapegrad as tf
+from tapegrad.core.state import STATE
+from tapegrad.keras import backend, initializers
+from tapegrad.keras.layers.base import set_variable_path, variable_path
+
+
+class _TensorOps:
+    """The rule's operations on tensors; writes are ``Variable.assign``."""
+    sqrt, square, maximum = staticmethod(tf.sqrt), staticmethod(tf.square), staticmethod(
+        tf.maximum)
+
+    @staticmethod
+    def power(a, b):
+        return tf.pow(a, b)
+
+    @staticmethod
+    def cast(x, dtype):
+        return tf.cast(x, dtype)
+
+    @staticmethod
+    def read(v):
+        return v.read_value()
+
+    @staticmethod
+    def write(v, value):
+        v.assign(value)
+
+
+class _ArrayOps:
+    """The same operations on the variables' arrays, for an eager step nothing records."""
+    sqrt, square, maximum, power = np.sqrt, np.square, np.maximum, np.power
+
+    @staticmethod
+    def cast(x, dtype):
+        return np.asarray(x._value if isinstance(x, tf.Tensor) else x, dtype=dtype)
+
+    @staticmethod
+    def read(v):
+        return v._value
+
+    @staticmethod
+    def write(v, value):
+        # a new array (never in place), so earlier snapshots of the variable stay valid
+        v._value = value if value.dtype == v._value.dtype else value.astype(v._value.dtype)
+
+
+class Optimizer:
+    """Base class. A subclass names its per-variable state in ``_slots`` and writes
+    ``_rule(xp, gradient, variable, slots, lr, step)``, returning the new variable and slot
+    values; or overrides Keras's ``update_step(gradient, variable, learning_rate)``."""
+
+    _slots = ()
+    _slot_initializer = "zeros"
+
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, **kwargs):
+        if kwargs.pop("decay", None) is not None:
+            warnings.warn("Argument `decay` is no longer supported and will be ignored.",
+                          stacklevel=2)
+        if kwargs:
+            raise ValueError(f"Argument(s) not recognized: {kwargs}")
+        if use_ema or gradient_accumulation_steps:
+            raise NotImplementedError("use_ema and gradient_accumulation_steps are not "
+                                      "supported by tapegrad.keras optimizers.")
+        if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can "
+                             f"be set. Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                             f"global_clipnorm={global_clipnorm}")
+        self.name = name or backend.unique_name(tf.module._snake(type(self).__name__))
+        self.weight_decay, self.clipnorm = weight_decay, clipnorm
+        self.clipvalue, self.global_clipnorm = clipvalue, global_clipnorm
+        self.loss_scale_factor = loss_scale_factor
+        self.use_ema, self.gradient_accumulation_steps = False, None
+        self.built = False
+        self._iterations = tf.Variable(np.int64(0), trainable=False)
+        self._iterations.name = "iteration"
+        self._variables = [self._iterations]
+        self._trainable_variables, self._index = [], {}
+        self._exclude_ids, self._exclude_names = set(), None
+        if isinstance(learning_rate, (int, float, np.floating)) and not isinstance(
+                learning_rate, bool):
+            lr = tf.Variable(np.asarray(learning_rate, backend.floatx()), trainable=False)
+            lr.name = "learning_rate"
+            self._variables.append(lr)
+            self._learning_rate = lr
+        elif callable(learning_rate):
+            self._learning_rate = learning_rate
+        else:
+            raise ValueError("Argument `learning_rate` should be float, or an instance of "
+                             "LearningRateSchedule, or a callable (that takes in the current "
+                             "iteration value and returns the corresponding learning rate "
+                             f"value). Received instead: learning_rate={learning_rate}")
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def iterations(self):
+        return self._iterations
+
+    @property
+    def variables(self):
+        return list(self._variables)
+
+    @property
+    def learning_rate(self):
+        lr = self._learning_rate
+        if isinstance(lr, tf.Variable):
+            return lr
+        from tapegrad.keras.optimizers.schedules import LearningRateSchedule
+        return lr(self._iterations) if isinstance(lr, LearningRateSchedule) else lr()
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        if not isinstance(self._learning_rate, tf.Variable):
+            raise TypeError("This optimizer was created with a `LearningRateSchedule` object "
+                            "as its `learning_rate` constructor argument, hence its learning "
+                            "rate is not settable.")
+        self._learning_rate.assign(np.asarray(value, self._learning_rate.dtype))
+
+    lr = learning_rate
+
+    def build(self, var_list):
+        """Create the per-variable state (``_slots``) for ``var_list``."""
+        if self.built:
+            return
+        self._trainable_variables = list(var_list)
+        self._index = {id(v): i for i, v in enumerate(var_list)}
+        self._slot_vars = [self.add_optimizer_variables(var_list, s, self._slot_initializer)
+                           for s in self._slots]
+        self.built = True
+
+    def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
+        init = initializers.get(initializer)
+        v = tf.Variable(init(tuple(reference_variable.shape),
+                             dtype=reference_variable.dtype.name), trainable=False)
+        v.name = f"{variable_path(reference_variable).replace('/', '_')}_{name}"
+        set_variable_path(v, f"{self.name}/{v.name}")
+        self._variables.append(v)
+        return v
+
+    def add_variable(self, shape, initializer="zeros", dtype=None, name=None, **kwargs):
+        init = initializers.get(initializer)
+        v = tf.Variable(init(tuple(shape), dtype=dtype), trainable=False)
+        v.name = name or "variable"
+        self._variables.append(v)
+        return v
+
+    def add_optimizer_variables(self, trainable_variables, name, initializer="zeros"):
+        if isinstance(name, (list, tuple)):
+            return tuple(self.add_optimizer_variables(trainable_variables, n, initializer)
+                         for n in name)
+        return [self.add_variable_from_reference(v, name, initializer)
+                for v in trainable_variables]
+
+    def _get_variable_index(self, variable):
+        return self._index[id(variable)]
+
+    def get_weights(self):
+        return [v.numpy() for v in self._variables]
+
+    def set_weights(self, weights):
+        if not self.built:
+            raise ValueError("You are calling `set_weights()` on an optimizer that has not "
+                             "yet been built. Please call `optimizer.build(trainable_"
+                             "variables)` to create the optimizer weights before calling "
+                             "`set_weights()`.")
+        for v, w in zip(self._variables, weights):
+            if tuple(v.shape) != tuple(np.shape(w)):
+                raise ValueError(f"Optimizer variable {v.name} has shape {tuple(v.shape)} not "
+                                 f"compatible with provided weight shape {np.shape(w)}.")
+            v.assign(np.asarray(w, v.dtype))
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        if self.built:
+            raise ValueError("`exclude_from_weight_decay()` can only be configured before the "
+                             "optimizer is built.")
+        self._exclude_ids = {id(v) for v in var_list or ()}
+        self._exclude_names = list(var_names) if var_names else None
+
+    def _use_weight_decay(self, v):
+        if id(v) in self._exclude_ids:
+            return False
+        return not (self._exclude_names and any(n in v.name for n in self._exclude_names))
+
+    # -- applying ------------------------------------------------------------------------
+    def apply_gradients(self, grads_and_vars):
+        """Update each variable from its gradient; pairs with a None gradient are skipped
+        with a warning, as Keras does. Returns ``iterations``."""
+        pairs = list(grads_and_vars)
+        if not pairs:
+            return self._iterations
+        grads, variables = zip(*pairs)
+        self.apply(list(grads), list(variables))
+        return self._iterations
+
+    def apply(self, grads, trainable_variables=None):
+        if len(grads) == 0:
+            return
+        if trainable_variables is None:
+            if not self.built:
+                raise ValueError("When passing `grads` without `variables`, the optimizer "
+                                 "must already be built on a list of variables. Call "
+                                 "`optimizer.build(trainable_variables)` first. ")
+            trainable_variables = self._trainable_variables
+        trainable_variables = list(trainable_variables)
+        if not self.built:
+            self.build(trainable_variables)
+        for v in trainable_variables:
+            if id(v) not in self._index:
+                raise ValueError(f"Unknown variable: {v}. This optimizer can only be called "
+                                 "for the variables it was originally built with. When "
+                                 "working with a new set of variables, you should recreate a "
+                                 "new optimizer instance.")
+        grads, trainable_variables = self._filter_empty_gradients(grads, trainable_variables)
+        if self.loss_scale_factor is not None:
+            grads = [g / self.loss_scale_factor for g in grads]
+        grads = self._clip_gradients(grads)
+        fast = STATE.plain and type(self).update_step is Optimizer.update_step and all(
+            type(g) is tf.Tensor or isinstance(g, np.ndarray) for g in grads)
+        xp = _ArrayOps if fast else _TensorOps
+        if fast:
+            grads = [g._value if type(g) is tf.Tensor else g for g in grads]
+        self._apply(xp, grads, trainable_variables)
+        if fast:
+            self._iterations._value = self._iterations._value + 1
+        else:
+            self._iterations.assign_add(1)
+
+    def _apply(self, xp, grads, variables):
+        lr_value = self.learning_rate
+        step_value = self._iterations + 1 if xp is _TensorOps else self._iterations._value + 1
+        if self.weight_decay is not None:
+            for v in variables:
+                if self._use_weight_decay(v):
+                    lr = xp.cast(lr_value, v.dtype)
+                    wd = xp.cast(self.weight_decay, v.dtype)
+                    val = xp.read(v)
+                    xp.write(v, val - val * wd * lr)
+        if type(self).update_step is not Optimizer.update_step:
+            for g, v in zip(grads, variables):
+                self.update_step(g, v, lr_value)
+            return
+        self._begin(xp, step_value)
+        for g, v in zip(grads, variables):
+            i = self._index[id(v)]
+            slots = [xp.read(s[i]) for s in self._slot_vars]
+            new_v, new_slots = self._rule(xp, xp.cast(g, v.dtype), xp.read(v), slots,
+                                          xp.cast(lr_value, v.dtype), xp.cast(step_value,
+                                                                              v.dtype))
+            for s, value in zip(self._slot_vars, new_slots):
+                xp.write(s[i], value)
+            xp.write(v, new_v)
+
+    def _begin(self, xp, step):
+        """Once per step, before the per-variable rules (Nadam's running product)."""
+
+    def update_step(self, gradient, variable, learning_rate):
+        """Keras's per-variable hook; subclasses may override it and use ``assign``."""
+        raise NotImplementedError
+
+    def assign(self, variable, value):
+        variable.assign(value)
+
+    def assign_add(self, variable, value):
+        variable.assign_add(value)
+
+    def assign_sub(self, variable, value):
+        variable.assign_sub(value)
+
+    def _filter_empty_gradients(self, grads, variables):
+        kept = [(g, v) for g, v in zip(grads, variables) if g is not None]
+        if not kept:
+            raise ValueError("No gradients provided for any variable.")
+        if len(kept) < len(grads):
+            missing = [variable_path(v) for g, v in zip(grads, variables) if g is None]
+            warnings.warn(f"Gradients do not exist for variables {missing} when minimizing "
+                          "the loss. If using `model.compile()`, did you forget to provide a "
+                          "`loss` argument?", stacklevel=3)
+        return [g for g, _ in kept], [v for _, v in kept]
+
+    def _clip_gradients(self, grads):
+        if self.clipnorm and self.clipnorm > 0:
+            return [tf.clip_by_norm(g, self.clipnorm) for g in grads]
+        if self.global_clipnorm and self.global_clipnorm > 0:
+            return clip_by_global_norm(grads, self.global_clipnorm)
+        if self.clipvalue and self.clipvalue > 0:
+            return [tf.clip_by_value(g, -self.clipvalue, self.clipvalue) for g in grads]
+        return grads
+
+    def get_config(self):
+        lr = self._learning_rate
+        return {"name": self.name, "learning_rate": float(lr.numpy()) if isinstance(
+                    lr, tf.Variable) else lr, "weight_decay": self.weight_decay,
+                "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
+                "clipvalue": self.clipvalue}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def finalize_variable_values(self, var_list):
+        """Keras calls this at the end of ``fit`` (for EMA); nothing to do here."""
+
+
+def clip_by_global_norm(grads, clip_norm):
+    """Keras's form: scale every gradient by clip_norm * min(1/norm, 1/clip_norm)."""
+    norm = tf.sqrt(tf.add_n([tf.reduce_sum(tf.square(g)) for g in grads]))
+    scale = clip_norm * tf.minimum(1.0 / norm, 1.0 / clip_norm)
+    scale = scale + (norm - norm)  # NaN for an infinite or NaN norm, as in Keras
+    return [g * scale for g in grads]
