@@ -6,7 +6,7 @@
 """
 import math
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 
 
 def _t(x):

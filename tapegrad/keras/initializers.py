@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend
 
 

@@ -10,7 +10,7 @@ object reduces those, by default to their mean (``"sum_over_batch_size"``).
 """
 import warnings
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend
 
 _REDUCTIONS = ("sum_over_batch_size", "sum", None, "none", "mean", "mean_with_sample_weight")

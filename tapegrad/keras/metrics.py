@@ -8,7 +8,7 @@
 """
 import numpy as np
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend, losses
 
 

@@ -4,7 +4,7 @@
 >>> float(tf.keras.regularizers.L2(0.5)(tf.constant([1.0, 2.0])))
 2.5
 """
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 
 
 class Regularizer:

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 
 
 def set_random_seed(seed):

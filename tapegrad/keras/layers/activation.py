@@ -4,7 +4,7 @@
 >>> keras.layers.LeakyReLU()([-1.0, 1.0]).numpy().tolist()
 [-0.30000001192092896, 1.0]
 """
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras import activations
 from tapegrad.keras.layers.base import Layer
 

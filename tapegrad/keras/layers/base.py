@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend, initializers
 from tapegrad.keras.layers import tracking
 from tapegrad.keras.layers.input_spec import InputSpec, assert_input_compatibility

@@ -9,7 +9,7 @@
 """
 import math
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras import activations, backend, initializers
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec

@@ -1,5 +1,5 @@
 """``InputSpec`` and the checks of a layer's input, with Keras's messages."""
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 
 
 class InputSpec:

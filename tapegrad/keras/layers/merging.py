@@ -8,7 +8,7 @@
 """
 import functools
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras.layers.base import Layer
 
 

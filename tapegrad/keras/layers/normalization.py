@@ -7,7 +7,7 @@
 >>> [w.name for w in bn.weights]
 ['gamma', 'beta', 'moving_mean', 'moving_variance']
 """
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras import initializers
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec

@@ -5,7 +5,7 @@
 >>> keras.layers.GlobalAveragePooling2D()(np.ones((2, 3, 3, 4))).shape
 (2, 4)
 """
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
 

@@ -6,7 +6,7 @@
 >>> keras.layers.UpSampling2D()(np.ones((1, 2, 3, 4))).shape
 (1, 4, 6, 4)
 """
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
 

@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 
 _NODE_IDS = itertools.count()
 
@@ -67,8 +67,9 @@ KerasTensor.__getitem__ = lambda self, idx: _op(lambda a: a[idx], self)
 
 
 def _op(fn, *args):
+    from tapegrad.keras import backend
     from tapegrad.keras.layers.core import Lambda
-    layer = Lambda(lambda xs: fn(*xs), name=tf.keras.backend.unique_name("tf_op_lambda"))
+    layer = Lambda(lambda xs: fn(*xs), name=backend.unique_name("tf_op_lambda"))
     return layer(list(args))
 
 

@@ -6,7 +6,7 @@ The flattened weight list of each layer is cached against one global version num
 any tracking change bumps, so ``model.trainable_variables`` in a training loop is a list
 copy, not a walk of the model.
 """
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 
 _VERSION = [0]
 

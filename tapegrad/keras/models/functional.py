@@ -9,7 +9,7 @@
 >>> model(np.ones((2, 3))).shape, len(model.layers)
 ((2, 1), 3)
 """
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras.layers.input_spec import InputSpec
 from tapegrad.keras.layers.symbolic import KerasTensor
 from tapegrad.keras.models.model import Model

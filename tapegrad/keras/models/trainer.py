@@ -8,7 +8,7 @@ iterable of batches (``(x, y)``, ``(x, y, sample_weight)`` or ``x``), such as a
 """
 import numpy as np
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.keras import callbacks as callbacks_module
 from tapegrad.keras import losses as losses_module
 from tapegrad.keras import metrics as metrics_module

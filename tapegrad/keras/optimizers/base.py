@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 from tapegrad.core.state import STATE
 from tapegrad.keras import backend, initializers
 from tapegrad.keras.layers.base import set_variable_path, variable_path

@@ -8,7 +8,7 @@ learning rate, with Keras 3's formulas.
 """
 import math
 
-import tapegrad as tf
+from tapegrad.keras import _tf as tf
 
 
 class LearningRateSchedule:
