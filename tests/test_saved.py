@@ -296,7 +296,7 @@ def crafted(good, sentinel):
             d["function"]["constants"][0]["data"], np.zeros(7)), "expected"),
         "object array": (lambda d, a: a.__setitem__(
             d["function"]["constants"][0]["data"], np.array([Touch(sentinel)], dtype=object)),
-            "unsupported dtype object"),
+            r"unsupported dtype '\|O'"),
     }
 
 

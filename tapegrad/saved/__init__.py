@@ -46,9 +46,15 @@ A ZIP archive with exactly two members:
 - ``TREE``: ``{"tensor": i}``, ``{"list": [TREE]}``, ``{"tuple": [TREE]}``,
   ``{"dict": [[key, TREE]]}``; the leaves number the outputs 0, 1, ... in order.
 
-``constants.npz`` — ``numpy.savez`` of every array (constants, index arrays, variable
-values), member ``KEY.npy`` per array, each used exactly once; read with
-``np.load(allow_pickle=False)`` after its header was checked against the declaration.
+``constants.npz`` — an npz of every array (constants, index arrays, variable values),
+member ``KEY.npy`` per array, each used exactly once; read by tapegrad's own bounded reader
+(never ``np.load``) after its header was checked against the declaration.
+
+Every param is checked by its primitive's ``validate`` rule and every declared shape and
+dtype against its abstract rule (pure arithmetic: loading allocates nothing of the declared
+sizes). ``load(path, max_bytes=2**32)`` bounds every byte read or decompressed, checked
+before reading; only ``LoadError`` ever leaves ``load``. Saving is reproducible (the same
+program gives the same bytes). ``load`` reads every version in ``VERSIONS``.
 
 Variables: a captured ``tf.Variable`` is saved with its current value (as TensorFlow does)
 and loaded as a new ``tf.Variable``, which the function reads on every call (and assigns, if
@@ -57,7 +63,7 @@ loading regenerates the NumPy code from the IR. Nothing from the file is ever ev
 primitive names are registry keys, code strings come from the registry, and every
 inconsistency raises ``LoadError`` (a ``ValueError``).
 """
-from tapegrad.saved.format import FORMAT, VERSION, LoadError  # noqa: F401
+from tapegrad.saved.format import FORMAT, VERSION, VERSIONS, LoadError  # noqa: F401
 from tapegrad.saved.archive import load, save  # noqa: F401
 from tapegrad.saved.loaded import LoadedFunction  # noqa: F401
 from tapegrad.saved.transport import dumps, loads  # noqa: F401

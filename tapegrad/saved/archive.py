@@ -1,21 +1,33 @@
-"""``save`` and ``load``: the zip archive around ``program.json`` and ``constants.npz``."""
+"""``save`` and ``load``: the zip archive around ``program.json`` and ``constants.npz``.
+
+Saving is deterministic: the same program gives the same bytes (fixed timestamps and
+permissions, sorted JSON keys, npz members written in key order). Loading reads the archive
+with ``zipread`` (every size checked before it is read) and ``arrays`` (every ``.npy``
+header checked against the program's declarations before its data), then decodes and checks
+the program; whatever the file, only ``LoadError`` leaves ``load``.
+"""
+import contextlib
 import io
 import json
 import os
 import zipfile
-import zlib
 
 import numpy as np
 
 from tapegrad.core.tensor import Variable
 from tapegrad.ir import IRError, check, cse, dce, fold_constants, optimize
 from tapegrad.saved import decode, encode
-from tapegrad.saved.format import (ARRAY_KEY, CONSTANTS_MEMBER, DTYPES, FORMAT, MAX_ELEMENTS,
-                                   MAX_JSON_BYTES, PROGRAM_MEMBER, VERSION, LoadError)
+from tapegrad.saved.arrays import Arrays, Budget
+from tapegrad.saved.format import (CONSTANTS_MEMBER, FORMAT, MAX_ARRAYS, MAX_BYTES,
+                                   MAX_ELEMENTS, MAX_JSON_BYTES, PROGRAM_MEMBER, VERSION,
+                                   VERSIONS,
+                                   LoadError)
 from tapegrad.saved.loaded import LoadedFunction
+from tapegrad.saved.zipread import STORED, ZipReader
 from tapegrad.util import nest
 
 _TOP = ("format", "version", "function", "variables", "output_structure")
+_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest ZIP timestamp: saved files carry no date
 
 
 # -- save ---------------------------------------------------------------------------------------
@@ -51,20 +63,31 @@ def save(fn, path):
            "variables": [{"name": v.name, "trainable": bool(v.trainable),
                           "data": enc.array("var", np.asarray(v._value))} for v in variables],
            "output_structure": encode.tree(cf.structured_outputs, iter(range(n_leaves)))}
-    text = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    text = json.dumps(doc, separators=(",", ":"), sort_keys=True,
+                      allow_nan=False).encode("utf-8")
     npz = io.BytesIO()
-    np.savez(npz, **enc.arrays)
+    with zipfile.ZipFile(npz, "w") as z:  # numpy.savez would stamp the time of day
+        for key in sorted(enc.arrays):
+            member = io.BytesIO()
+            np.lib.format.write_array(member, enc.arrays[key], allow_pickle=False)
+            z.writestr(_member(f"{key}.npy", zipfile.ZIP_STORED), member.getvalue())
     path = os.fspath(path)
     tmp = f"{path}.{os.getpid()}.partial"
     try:  # write aside, then rename: a crash never leaves a half-written file at ``path``
-        with open(tmp, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr(PROGRAM_MEMBER, text)
-            z.writestr(zipfile.ZipInfo(CONSTANTS_MEMBER), npz.getvalue(), zipfile.ZIP_STORED)
+        with open(tmp, "wb") as f, zipfile.ZipFile(f, "w") as z:
+            z.writestr(_member(PROGRAM_MEMBER, zipfile.ZIP_DEFLATED), text)
+            z.writestr(_member(CONSTANTS_MEMBER, zipfile.ZIP_STORED), npz.getvalue())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _member(name, compression):
+    info = zipfile.ZipInfo(name, date_time=_DATE)
+    info.compress_type, info.create_system, info.external_attr = compression, 3, 0o644 << 16
+    return info
 
 
 def _concrete(fn):
@@ -82,38 +105,74 @@ def _concrete(fn):
 
 
 # -- load -----------------------------------------------------------------------------------------
-def load(path, max_bytes=2 ** 34):
+def load(path, max_bytes=MAX_BYTES):
     """Load a function saved by ``save``; it runs without the original Python code.
 
-    The file is validated completely and nothing in it is executed: an invalid, truncated or
-    crafted file raises ``LoadError``. ``max_bytes`` bounds the constants read into memory.
-    The result can be called, differentiated by a ``GradientTape`` and vectorized by ``vmap``.
-    See ``tapegrad.saved`` for an example.
+    ``path`` is a file name, an open binary file, or the bytes of a saved file. The file is
+    validated completely and nothing in it is executed: an invalid, truncated, crafted or
+    newer file raises ``LoadError``, and no other exception leaves ``load``. ``max_bytes``
+    (default 4 GiB) bounds every byte read or decompressed, checked before reading; a file
+    over it is refused with a message naming the bound. The result can be called,
+    differentiated by a ``GradientTape`` and vectorized by ``vmap``. See ``tapegrad.saved``
+    for an example.
     """
-    where = os.fspath(path)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+        raise TypeError(f"load: max_bytes must be an int >= 0, got {max_bytes!r}")
+    where = "<bytes>" if isinstance(path, (bytes, bytearray, memoryview)) else \
+        getattr(path, "name", None) if hasattr(path, "read") else os.fspath(path)
+    where = where if isinstance(where, str) else "<file>"
     try:
-        with zipfile.ZipFile(where) as z:
-            names = z.namelist()
-            if sorted(names) != sorted([PROGRAM_MEMBER, CONSTANTS_MEMBER]):
-                raise LoadError(f"{where}: expected exactly the members {PROGRAM_MEMBER!r} "
-                                f"and {CONSTANTS_MEMBER!r}, found {names[:10]!r}")
-            if z.getinfo(PROGRAM_MEMBER).file_size > MAX_JSON_BYTES:
-                raise LoadError(f"{where}: {PROGRAM_MEMBER} is larger than {MAX_JSON_BYTES} "
-                                "bytes")
-            if z.getinfo(CONSTANTS_MEMBER).file_size > max_bytes:
-                raise LoadError(f"{where}: the constants take more than max_bytes={max_bytes}")
-            doc = _parse(z.read(PROGRAM_MEMBER))
-            arrays = Arrays(z.read(CONSTANTS_MEMBER))
-        return _build(doc, arrays)
+        with _opened(path) as (f, size):
+            return _load(f, size, max_bytes)
     except LoadError as e:
-        if str(e).startswith(where):
-            raise
         raise LoadError(f"{where}: {e}") from None
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, TypeError, KeyError,
-            IndexError, AttributeError, RecursionError, UnicodeDecodeError, IRError,
-            NotImplementedError) as e:  # NotImplementedError: zip features we do not read
+    except Exception as e:  # noqa: BLE001 - whatever the file does, only LoadError leaves
         raise LoadError(f"{where}: not a valid tapegrad saved program "
-                        f"({type(e).__name__}: {e})") from None
+                        f"({_describe(e)})") from None
+
+
+@contextlib.contextmanager
+def _opened(path):
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        data = bytes(path)
+        yield io.BytesIO(data), len(data)
+    elif hasattr(path, "read"):
+        size = path.seek(0, os.SEEK_END)
+        yield path, size
+    else:
+        with open(os.fspath(path), "rb") as f:
+            yield f, os.fstat(f.fileno()).st_size
+
+
+def _describe(e):
+    text = " ".join(str(e).split())[:200]
+    if "pickle" in text:  # NumPy's advice about allow_pickle is not for readers of our files
+        text = "refused"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _load(f, size, max_bytes):
+    budget = Budget(max_bytes)
+    outer = ZipReader(f, size, "the archive", max_members=2)
+    if sorted(outer.members) != sorted([PROGRAM_MEMBER, CONSTANTS_MEMBER]):
+        raise LoadError(f"expected exactly the members {PROGRAM_MEMBER!r} and "
+                        f"{CONSTANTS_MEMBER!r}, found {sorted(outer.members)[:10]!r}")
+    program = outer.members[PROGRAM_MEMBER]
+    if program.usize > MAX_JSON_BYTES:
+        raise LoadError(f"{PROGRAM_MEMBER} declares {program.usize} bytes, over the limit of "
+                        f"{MAX_JSON_BYTES} bytes")
+    budget.charge(program.usize, PROGRAM_MEMBER)
+    doc = _parse(outer.open(PROGRAM_MEMBER).read_all())
+    if outer.members[CONSTANTS_MEMBER].method == STORED:  # as save writes it: read in place
+        npz, npz_size = outer.window(CONSTANTS_MEMBER)
+    else:
+        npz_size = outer.members[CONSTANTS_MEMBER].usize
+        budget.charge(npz_size, CONSTANTS_MEMBER)
+        npz = io.BytesIO(outer.open(CONSTANTS_MEMBER).read_all())
+    # every array is named in program.json (at least 8 bytes each): a bound on the directory
+    n_arrays = min(MAX_ARRAYS, program.usize // 8 + 1)
+    arrays = Arrays(ZipReader(npz, npz_size, CONSTANTS_MEMBER, max_members=n_arrays), budget)
+    return _build(doc, arrays)
 
 
 def _no_duplicates(pairs):
@@ -135,9 +194,9 @@ def _parse(raw):
     decode.keys(doc, _TOP, PROGRAM_MEMBER)
     if doc["format"] != FORMAT:
         raise LoadError(f"not a tapegrad saved program (format {decode._short(doc['format'])})")
-    if doc["version"] != VERSION or isinstance(doc["version"], bool):
+    if isinstance(doc["version"], bool) or doc["version"] not in VERSIONS:
         raise LoadError(f"format version {decode._short(doc['version'])} is not supported; "
-                        f"this tapegrad reads version {VERSION}")
+                        f"this tapegrad reads versions {', '.join(map(str, VERSIONS))}")
     return doc
 
 
@@ -189,53 +248,3 @@ def _tree(d, leaves, where):
             out[item[0]] = _tree(item[1], leaves, where)
         return out
     raise LoadError(f"{where}: invalid structure {decode._short(d)}")
-
-
-class Arrays:
-    """The members of ``constants.npz``, each read once, after its header was checked."""
-
-    def __init__(self, data):
-        self.npz = np.load(io.BytesIO(data), allow_pickle=False)
-        if not isinstance(self.npz, np.lib.npyio.NpzFile):
-            raise LoadError(f"{CONSTANTS_MEMBER} is not an npz archive")
-        self.keys = {}
-        for name in self.npz.zip.namelist():
-            key = name[:-4] if name.endswith(".npy") else None
-            if key is None or not ARRAY_KEY.match(key) or key in self.keys:
-                raise LoadError(f"{CONSTANTS_MEMBER}: unexpected member {decode._short(name)}")
-            self.keys[key] = name
-        self.used = set()
-
-    def read(self, key, where, shape, dtype, kinds="biufc"):
-        if not isinstance(key, str) or key not in self.keys:
-            raise LoadError(f"{where}: array {decode._short(key)} is missing from "
-                            f"{CONSTANTS_MEMBER}")
-        if key in self.used:
-            raise LoadError(f"{where}: array {key!r} is used twice")
-        self.used.add(key)
-        info = self.npz.zip.getinfo(self.keys[key])
-        with self.npz.zip.open(info) as f:  # the header first: no object arrays, no surprises
-            version = np.lib.format.read_magic(f)
-            if version not in ((1, 0), (2, 0)):
-                raise LoadError(f"{where}: unsupported .npy version {version}")
-            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                           else np.lib.format.read_array_header_2_0)
-            got_shape, _, got_dtype = read_header(f)
-            header_len = f.tell()
-        if got_dtype.hasobject or got_dtype.kind not in kinds or got_dtype.name not in DTYPES:
-            raise LoadError(f"{where}: array {key!r} has the unsupported dtype {got_dtype}")
-        size = int(np.prod(got_shape, dtype=object)) if got_shape else 1
-        if size > MAX_ELEMENTS or (shape is not None and tuple(got_shape) != tuple(shape)) \
-                or (dtype is not None and got_dtype.name != dtype.name):
-            raise LoadError(f"{where}: array {key!r} is {got_dtype.name}{list(got_shape)}, "
-                            f"expected {getattr(dtype, 'name', 'int or bool')}"
-                            f"{list(shape) if shape is not None else ''}")
-        if info.file_size != header_len + size * got_dtype.itemsize:
-            raise LoadError(f"{where}: array {key!r} is truncated or has trailing data")
-        value = self.npz[key]
-        return value.astype(DTYPES[got_dtype.name], copy=False)  # native byte order
-
-    def finish(self):
-        unused = sorted(set(self.keys) - self.used)
-        if unused:
-            raise LoadError(f"{CONSTANTS_MEMBER}: unexpected arrays {unused[:10]}")

@@ -8,19 +8,22 @@ import re
 
 import numpy as np
 
+from tapegrad.primitives.params import DTYPE_NAMES
+
 FORMAT = "tapegrad.saved"
-VERSION = 1
+VERSION = 1            # written by ``save``
+VERSIONS = (1,)        # read by ``load``: every released version (tests/data has a file of each)
 PROGRAM_MEMBER, CONSTANTS_MEMBER = "program.json", "constants.npz"
 
 MAX_ELEMENTS = 2 ** 40           # per variable: more is an absurd shape
 MAX_JSON_BYTES = 64 * 2 ** 20    # program.json
+MAX_BYTES = 2 ** 32              # load's default max_bytes: all bytes read or decompressed
+MAX_ARRAYS = 2 ** 20             # members of constants.npz
 MAX_INT = 2 ** 62                # any integer in a param
 MAX_DEPTH = 32                   # nested sub-programs
 MAX_STR = 1024
 
-DTYPES = {n: np.dtype(n) for n in (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128")}
+DTYPES = {n: np.dtype(n) for n in DTYPE_NAMES}  # the one list of dtype names (primitives/params)
 
 # Names become identifiers in generated code; the code generator reserves these.
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}\Z")

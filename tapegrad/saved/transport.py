@@ -20,7 +20,7 @@ import sys
 import threading
 
 from tapegrad.compile.concrete import ConcreteFunction
-from tapegrad.saved.format import LoadError
+from tapegrad.saved.format import MAX_BYTES, LoadError
 
 _CACHE = {}          # sha256 hex -> LoadedFunction, this process only
 _CACHE_MAX = 64      # programs; a worker rarely sees more than a handful
@@ -58,20 +58,14 @@ def _savable(fn):
     return fn
 
 
-def loads(data, max_bytes=2 ** 34):
+def loads(data, max_bytes=MAX_BYTES):
     """A ``LoadedFunction`` from ``dumps`` bytes; only ``LoadError`` escapes for bad bytes."""
     from tapegrad.saved.archive import load
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise LoadError(f"loads: expected the bytes of a saved program, got "
                         f"{type(data).__name__}")
     data = bytes(data)
-    fd, path = tempfile.mkstemp(suffix=".tgz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        fn = load(path, max_bytes=max_bytes)
-    finally:
-        os.unlink(path)
+    fn = load(data, max_bytes=max_bytes)  # read in memory, with the same checks as a file
     fn._saved_bytes = data
     return fn
 
