@@ -378,6 +378,68 @@ SPECS = {
         for a, b in [((3, 3), (3, 2)), ((2, 3, 3), (3, 1))]],
 }
 
+# Convolution and pooling (channels last, explicit padding): table over dimensions, strides,
+# dilations, paddings and groups; each conv case also drives its two transposes.
+CONV_GEOMETRIES = [  # (x shape, filter shape, strides, dilations, padding, groups)
+    ((2, 7, 3), (3, 3, 2), (2,), (1,), ((1, 1),), 1),
+    ((2, 5, 6, 2), (3, 2, 2, 3), (1, 1), (1, 1), ((0, 0), (0, 0)), 1),
+    ((1, 6, 5, 2), (3, 3, 2, 2), (2, 1), (1, 2), ((1, 1), (2, 2)), 1),
+    ((1, 5, 5, 4), (2, 2, 2, 4), (1, 2), (2, 1), ((0, 1), (1, 0)), 2),      # grouped
+    ((2, 5, 4, 3), (3, 3, 1, 6), (1, 1), (1, 1), ((1, 1), (1, 1)), 3),      # depthwise
+    ((1, 4, 3, 4, 2), (2, 2, 2, 2, 2), (2, 1, 1), (1, 1, 2), ((0, 1), (0, 0), (1, 1)), 1),
+]
+
+
+def _conv_cases():
+    from tapegrad.primitives.conv import check_geometry
+    cases = {"conv": [], "conv_input_grad": [], "conv_filter_grad": []}
+    for xs, ws, st, dl, pd, g in CONV_GEOMETRIES:
+        geo = dict(strides=st, dilations=dl, padding=pd, groups=g)
+        d = len(st)
+        out = check_geometry("conv", xs[1:-1], ws[:d], st, dl, pd)
+        ys = (xs[0],) + out + (ws[-1],)
+        label = f"{xs}*{ws} s={st} d={dl} p={pd} g={g}"
+        cases["conv"].append(Case(prim_fn("conv", **geo), [R(*xs), R(*ws)], label=label))
+        cases["conv_input_grad"].append(Case(
+            prim_fn("conv_input_grad", input_spatial=xs[1:-1], **geo), [R(*ys), R(*ws)],
+            label=label))
+        cases["conv_filter_grad"].append(Case(
+            prim_fn("conv_filter_grad", kernel_spatial=ws[:d], **geo), [R(*xs), R(*ys)],
+            label=label))
+    return cases
+
+
+POOL_GEOMETRIES = [  # (x shape, window, strides, padding)
+    ((2, 7, 3), (3,), (2,), ((1, 1),)),
+    ((2, 5, 6, 2), (2, 2), (2, 2), ((0, 0), (0, 0))),
+    ((1, 5, 5, 2), (3, 2), (2, 1), ((1, 1), (0, 1))),     # 'SAME'-like: partial windows
+    ((1, 4, 3, 4, 2), (2, 2, 3), (2, 1, 2), ((0, 0), (0, 1), (1, 1))),
+]
+
+
+def _pool_cases():
+    from tapegrad.primitives.conv import check_geometry
+    names = ("avg_pool", "avg_pool_grad", "max_pool", "max_pool_gather", "max_pool_scatter")
+    cases = {n: [] for n in names}
+    for xs, win, st, pd in POOL_GEOMETRIES:
+        geo = dict(window=win, strides=st, padding=pd)
+        out = check_geometry("pool", xs[1:-1], win, st, (1,) * len(win), pd)
+        ys = (xs[0],) + out + (xs[-1],)
+        label = f"{xs} w={win} s={st} p={pd}"
+        cases["avg_pool"].append(Case(prim_fn("avg_pool", **geo), [R(*xs)], label=label))
+        cases["avg_pool_grad"].append(Case(prim_fn("avg_pool_grad", input_spatial=xs[1:-1],
+                                                   **geo), [R(*ys)], label=label))
+        cases["max_pool"].append(Case(prim_fn("max_pool", **geo), [R(*xs)], label=label))
+        cases["max_pool_gather"].append(Case(prim_fn("max_pool_gather", **geo),
+                                             [R(*xs), R(*xs)], label=label))
+        cases["max_pool_scatter"].append(Case(prim_fn("max_pool_scatter", **geo),
+                                              [R(*xs), R(*ys)], label=label))
+    return cases
+
+
+SPECS.update(_conv_cases())
+SPECS.update(_pool_cases())
+
 # Control flow: staged_* always build the primitive (plain cond/while_loop run eagerly).
 from tapegrad.ops.control_flow_ops import staged_cond, staged_while_loop  # noqa: E402
 

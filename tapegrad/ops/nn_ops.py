@@ -10,6 +10,8 @@ from tapegrad.ops.array_ops import expand_dims as _expand_dims
 from tapegrad.ops.array_ops import range as _range
 from tapegrad.ops.array_ops import stop_gradient
 from tapegrad.primitives import elementwise as E
+from tapegrad.ops import conv_ops as _conv_ops
+from tapegrad.ops.conv_ops import *  # noqa: F401,F403
 
 
 def relu(features, name=None):
@@ -171,3 +173,5 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", "") == __name__]
 __all__ += ["l2_normalize"]  # an alias of tf.math.l2_normalize, as in TensorFlow
+__all__ += [_n for _n in dir(_conv_ops) if not _n.startswith("_")  # convolution and pooling
+            and getattr(getattr(_conv_ops, _n), "__module__", "") == _conv_ops.__name__]

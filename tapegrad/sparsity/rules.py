@@ -121,6 +121,30 @@ def _reduction_like(name):
     return lambda prim, *a: movement_rule(prim, *a, via=name)
 
 
+def max_pool_pair_rule(prim, deps, ins, vals, params, out, n):
+    """max_pool_gather / max_pool_scatter: the windows' pattern, as average pooling moves it.
+
+    Which element of a window is chosen depends on values, so every element of the window
+    counts (both operands: x picks, the other is picked), a safe over-count.
+    """
+    pool, back = PRIMITIVES["avg_pool"], PRIMITIVES["avg_pool_grad"]
+    grad = dict(params, input_spatial=tuple(_shape(ins[0])[1:-1]))
+    acc = None
+    for i, d in enumerate(deps):
+        if d is None:
+            continue
+        t = _wrap(d.astype(np.float32))
+        if prim.name == "max_pool_gather":
+            r = _batched_apply(pool, [t], [True], params)
+        elif i == 0:  # x: its windows, back onto x's positions
+            r = _wrap(_batched_apply(pool, [t], [True], params))
+            r = _batched_apply(back, [r], [True], grad)
+        else:
+            r = _batched_apply(back, [t], [True], grad)
+        acc = (r != 0) if acc is None else acc | (r != 0)
+    return acc
+
+
 # fmt: off
 RULES = {}
 for _name in ("getitem", "index_add", "reshape", "transpose", "broadcast_to", "concat", "pad",
@@ -128,8 +152,13 @@ for _name in ("getitem", "index_add", "reshape", "transpose", "broadcast_to", "c
     RULES[_name] = movement_rule
 for _name in ("reduce_max", "reduce_min", "reduce_prod"):
     RULES[_name] = _reduction_like("reduce_sum")
-for _name in ("matmul", "einsum"):
+for _name in ("matmul", "einsum", "conv", "conv_input_grad", "conv_filter_grad"):
     RULES[_name] = multilinear_rule
+for _name in ("avg_pool", "avg_pool_grad"):
+    RULES[_name] = movement_rule
+RULES["max_pool"] = _reduction_like("avg_pool")
+for _name in ("max_pool_gather", "max_pool_scatter"):
+    RULES[_name] = max_pool_pair_rule
 for _name in ("cast", "where", "integer_pow"):  # elementwise with their own shape rules
     RULES[_name] = elementwise_rule
 # fmt: on

@@ -1,0 +1,331 @@
+"""Convolution primitives: the convolution and its two transposes, closed under differentiation.
+
+One layout, channels last (the op layer, ``ops/conv_ops.py``, turns TensorFlow's formats and
+padding strings into it):
+
+- image ``x``: ``(N, S_1..S_d, C)``, ``C = groups * Cg``;
+- filter ``w``: ``(K_1..K_d, Cg, Co)``, ``Co = groups * Cog`` (TensorFlow's HWIO);
+- output ``y``: ``(N, O_1..O_d, Co)``.
+
+Params, all JSON-friendly: ``strides`` and ``dilations`` (d positive ints), ``padding``
+(d ``(lo, hi)`` pairs of non-negative ints), ``groups``; the transposes also name the spatial
+size they produce (``input_spatial``, ``kernel_spatial``). The three bilinear primitives
+
+    conv(x, w) -> y                         the convolution (a cross-correlation, as in TF)
+    conv_input_grad(y, w) -> x              the transposed convolution
+    conv_filter_grad(x, y) -> w             the filter's cotangent
+
+are each other's derivatives: <conv(x, w), y> = <x, conv_input_grad(y, w)> =
+<w, conv_filter_grad(x, y)>. So every order of derivative stays within these three.
+
+Each is one BLAS GEMM per group on the im2col matrix of windows: ``(N*O, K*C) @ (K*C, Co)``.
+The windows are gathered with ``sliding_window_view`` (one copy) or, for a few channels, by
+copying one strided slice per kernel offset (measured: 2x faster at C=1, 2-3x slower at C=8);
+the transposed convolution scatters its columns back with one strided add per kernel offset.
+"""
+import itertools
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.registry import xp
+from tapegrad.primitives.shape import reshape_p, transpose_p
+
+FEW_CHANNELS = 4  # below this, im2col copies one slice per kernel offset (see the docstring)
+
+
+# ---- geometry ------------------------------------------------------------------------------
+def out_size(n, k, stride, dilation, lo, hi):
+    """Output length along one axis: TensorFlow's formula, negative when the window does not fit."""
+    eff = (k - 1) * dilation + 1
+    span = n + lo + hi - eff + stride
+    return span // stride if span >= 0 else -((-span) // stride)  # C++ division truncates
+
+
+def check_geometry(name, spatial, kernel, strides, dilations, padding):
+    """The output's spatial shape, or TensorFlow's error for bad params."""
+    d = len(spatial)
+    if not (len(kernel) == len(strides) == len(dilations) == len(padding) == d):
+        raise ValueError(f"{name}: {d} spatial axes need {d} strides, dilations and padding "
+                         f"pairs, got {strides}, {dilations}, {padding}")
+    if any(s < 1 for s in strides):
+        raise ValueError(f"{name}: strides should be larger than 0, got {tuple(strides)}")
+    if any(r < 1 for r in dilations):
+        raise ValueError(f"{name}: dilated rates should be larger than 0, got {tuple(dilations)}")
+    if any(lo < 0 or hi < 0 for lo, hi in padding):
+        raise ValueError(f"{name}: all elements of explicit paddings must be nonnegative")
+    out = []
+    for n, k, s, r, (lo, hi) in zip(spatial, kernel, strides, dilations, padding):
+        o = out_size(n, k, s, r, lo, hi)
+        if o < 0:
+            raise ValueError(f"{name}: computed output size would be negative: {o} "
+                             f"[input_size: {n + lo + hi}, effective_filter_size: "
+                             f"{(k - 1) * r + 1}, stride: {s}]")
+        out.append(o)
+    return tuple(out)
+
+
+def _offsets(kernel):
+    return itertools.product(*[range(k) for k in kernel])
+
+
+def _window_slices(k, strides, dilations, out):
+    """The strided slice of the padded input that kernel offset ``k`` reads for every output."""
+    return tuple(slice(i * r, i * r + s * (o - 1) + 1, s)
+                 for i, s, r, o in zip(k, strides, dilations, out))
+
+
+def _pad(x, padding):
+    if not any(lo or hi for lo, hi in padding):
+        return x
+    return xp.pad(x, ((0, 0),) + tuple(padding) + ((0, 0),))
+
+
+def windows(x, kernel, strides, dilations, padding, out):
+    """Every window of the padded input, ``(N, O..., K..., C)``, contiguous (im2col)."""
+    xpad = _pad(x, padding)
+    d = len(kernel)
+    n, c = xpad.shape[0], xpad.shape[-1]
+    if 0 in out or n == 0:
+        return xp.zeros((n,) + tuple(out) + tuple(kernel) + (c,), xpad.dtype)
+    if c < FEW_CHANNELS:
+        buf = xp.empty((n,) + tuple(out) + tuple(kernel) + (c,), xpad.dtype)
+        lead = (slice(None),) * (1 + d)
+        for k in _offsets(kernel):
+            buf[lead + k] = xpad[(slice(None),) + _window_slices(k, strides, dilations, out)]
+        return buf
+    eff = tuple((k - 1) * r + 1 for k, r in zip(kernel, dilations))
+    v = sliding_window_view(xpad, eff, axis=tuple(range(1, d + 1)))  # (N, S'.., C, EK..)
+    v = v[(slice(None),) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, strides))
+          + (slice(None),) + tuple(slice(None, None, r) for r in dilations)]
+    return xp.ascontiguousarray(xp.moveaxis(v, 1 + d, -1))
+
+
+def _scatter_windows(cols, spatial, strides, dilations, padding):
+    """The transpose of ``windows``: add each window's columns back onto the input."""
+    d = len(spatial)
+    n, out, kernel, c = cols.shape[0], cols.shape[1:1 + d], cols.shape[1 + d:1 + 2 * d], \
+        cols.shape[-1]
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(spatial, padding))
+    acc = xp.zeros((n,) + padded + (c,), cols.dtype)
+    if 0 not in out:
+        lead = (slice(None),) * (1 + d)
+        for k in _offsets(kernel):
+            acc[(slice(None),) + _window_slices(k, strides, dilations, out)] += cols[lead + k]
+    if any(lo or hi for lo, hi in padding):
+        acc = acc[(slice(None),) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                        zip(spatial, padding))]
+    return acc
+
+
+# ---- the three implementations: one GEMM per group -----------------------------------------
+def _conv(x, w, *, strides, dilations, padding, groups):
+    d = x.ndim - 2
+    kernel = w.shape[:d]
+    out = check_geometry("conv", x.shape[1:-1], kernel, strides, dilations, padding)
+    win = windows(x, kernel, strides, dilations, padding, out)
+    n, c, co, g = x.shape[0], x.shape[-1], w.shape[-1], groups
+    m, kk = n * math.prod(out), math.prod(kernel)
+    if g == 1:
+        y = win.reshape(m, kk * c) @ w.reshape(kk * c, co)
+    else:
+        cg, cog = c // g, co // g
+        a = win.reshape(m, kk, g, cg).transpose(2, 0, 1, 3).reshape(g, m, kk * cg)
+        b = w.reshape(kk, cg, g, cog).transpose(2, 0, 1, 3).reshape(g, kk * cg, cog)
+        y = xp.matmul(a, b).transpose(1, 0, 2).reshape(m, co)
+    return y.reshape((n,) + out + (co,))
+
+
+def _conv_input_grad(y, w, *, input_spatial, strides, dilations, padding, groups):
+    d = y.ndim - 2
+    kernel, out = w.shape[:d], y.shape[1:-1]
+    n, cg, co, g = y.shape[0], w.shape[-2], w.shape[-1], groups
+    c, m, kk = cg * g, n * math.prod(out), math.prod(kernel)
+    if g == 1:
+        cols = y.reshape(m, co) @ w.reshape(kk * c, co).T
+    else:
+        cog = co // g
+        a = y.reshape(m, g, cog).transpose(1, 0, 2)
+        b = w.reshape(kk, cg, g, cog).transpose(2, 3, 0, 1).reshape(g, cog, kk * cg)
+        cols = xp.matmul(a, b).reshape(g, m, kk, cg).transpose(1, 2, 0, 3)
+    cols = cols.reshape((n,) + tuple(out) + tuple(kernel) + (c,))
+    return _scatter_windows(cols, tuple(input_spatial), strides, dilations, padding)
+
+
+def _conv_filter_grad(x, y, *, kernel_spatial, strides, dilations, padding, groups):
+    kernel, out = tuple(kernel_spatial), y.shape[1:-1]
+    win = windows(x, kernel, strides, dilations, padding, out)
+    n, c, co, g = x.shape[0], x.shape[-1], y.shape[-1], groups
+    m, kk = n * math.prod(out), math.prod(kernel)
+    if g == 1:
+        dw = win.reshape(m, kk * c).T @ y.reshape(m, co)
+        return dw.reshape(kernel + (c, co))
+    cg, cog = c // g, co // g
+    a = win.reshape(m, kk, g, cg).transpose(2, 1, 3, 0).reshape(g, kk * cg, m)
+    b = y.reshape(m, g, cog).transpose(1, 0, 2)
+    dw = xp.matmul(a, b).reshape(g, kk, cg, cog).transpose(1, 2, 0, 3)
+    return dw.reshape(kernel + (cg, co))
+
+
+# ---- shape rules ---------------------------------------------------------------------------
+def _groups_fit(name, c, cg, co, groups):
+    if groups < 1 or cg < 1 or c % cg or c // cg != groups:
+        raise ValueError(f"{name}: input depth must be evenly divisible by filter depth: "
+                         f"{c} vs {cg} (groups {groups})")
+    if co % groups:
+        raise ValueError(f"{name}: output depth must be evenly divisible by number of groups: "
+                         f"{co} vs {groups}")
+
+
+def _ranks(name, a, b):
+    if a.ndim < 3 or a.ndim != b.ndim:
+        raise ValueError(f"{name}: operands of ranks {a.ndim} and {b.ndim}; expected equal "
+                         "ranks of at least 3 (batch, spatial axes, channels)")
+
+
+def _conv_abstract(x, w, *, strides, dilations, padding, groups):
+    _ranks("conv", x, w)
+    d = x.ndim - 2
+    _groups_fit("conv", x.shape[-1], w.shape[-2], w.shape[-1], groups)
+    out = check_geometry("conv", tuple(x.shape[1:-1]), tuple(w.shape[:d]), strides, dilations,
+                         padding)
+    return (x.shape[0],) + out + (w.shape[-1],), np.result_type(x.dtype, w.dtype)
+
+
+def _input_grad_abstract(y, w, *, input_spatial, strides, dilations, padding, groups):
+    _ranks("conv_input_grad", y, w)
+    d = y.ndim - 2
+    c = w.shape[-2] * groups
+    _groups_fit("conv_input_grad", c, w.shape[-2], w.shape[-1], groups)
+    if y.shape[-1] != w.shape[-1]:
+        raise ValueError("conv_input_grad: filter and out_backprop must have the same out_depth "
+                         f"({w.shape[-1]} vs {y.shape[-1]})")
+    out = check_geometry("conv_input_grad", tuple(input_spatial), tuple(w.shape[:d]), strides,
+                         dilations, padding)
+    _sizes_match("conv_input_grad", out, tuple(y.shape[1:-1]), input_spatial)
+    return (y.shape[0],) + tuple(input_spatial) + (c,), np.result_type(y.dtype, w.dtype)
+
+
+def _filter_grad_abstract(x, y, *, kernel_spatial, strides, dilations, padding, groups):
+    _ranks("conv_filter_grad", x, y)
+    if x.shape[-1] % groups or y.shape[-1] % groups or groups < 1:
+        raise ValueError(f"conv_filter_grad: depths {x.shape[-1]} and {y.shape[-1]} are not "
+                         f"divisible by {groups} groups")
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(f"conv_filter_grad: batch sizes {x.shape[0]} and {y.shape[0]} differ")
+    out = check_geometry("conv_filter_grad", tuple(x.shape[1:-1]), tuple(kernel_spatial),
+                         strides, dilations, padding)
+    _sizes_match("conv_filter_grad", out, tuple(y.shape[1:-1]), tuple(x.shape[1:-1]))
+    return (tuple(kernel_spatial) + (x.shape[-1] // groups, y.shape[-1]),
+            np.result_type(x.dtype, y.dtype))
+
+
+def _sizes_match(name, computed, actual, spatial):
+    if tuple(computed) != tuple(actual):
+        raise ValueError(f"{name}: size of out_backprop doesn't match computed: actual = "
+                         f"{tuple(actual)}, computed = {tuple(computed)} for input "
+                         f"{tuple(spatial)}")
+
+
+# ---- batching: the batch axis joins an axis the operation already maps over ---------------
+def fold(t, axis, groups):
+    """``t`` with its leading batch axis B merged into ``axis`` (of the unbatched shape).
+
+    That axis, of size ``groups * c``, becomes ``groups * B * c``: each group keeps its own
+    block, with the B copies inside it (``groups=1``: B outermost).
+    """
+    shape = tuple(t.shape)
+    b, rest = shape[0], shape[1:]
+    ax = axis % len(rest)
+    c = rest[ax] // groups
+    t = reshape_p.bind_raw(t, shape=(b,) + rest[:ax] + (groups, c) + rest[ax + 1:])
+    perm = list(range(1, ax + 1)) + [ax + 1, 0] + list(range(ax + 2, len(rest) + 2))
+    t = transpose_p.bind_raw(t, perm=tuple(perm))
+    return reshape_p.bind_raw(t, shape=rest[:ax] + (groups * b * c,) + rest[ax + 1:])
+
+
+def unfold(t, axis, groups, b):
+    """The inverse of ``fold``: split B out of ``axis`` and make it the leading axis."""
+    shape = tuple(t.shape)
+    ax = axis % len(shape)
+    c = shape[ax] // (groups * b)
+    t = reshape_p.bind_raw(t, shape=shape[:ax] + (groups, b, c) + shape[ax + 1:])
+    perm = [ax + 1] + list(range(ax + 1)) + list(range(ax + 2, len(shape) + 2))
+    t = transpose_p.bind_raw(t, perm=tuple(perm))
+    return reshape_p.bind_raw(t, shape=(b,) + shape[:ax] + (groups * c,) + shape[ax + 1:])
+
+
+# Where a batch axis of one operand goes when the other is shared: to the free axis of that
+# operand that the result keeps. (axis, grouped?) for the operand, then for the result.
+# Images are (N, ..., C), filters (K..., Cg, Co).
+_FREE_AXIS = {
+    "conv": (((0, False), (0, False)), ((-1, True), (-1, True))),                # x: N; w: Co
+    "conv_input_grad": (((0, False), (0, False)), ((-2, False), (-1, True))),    # y: N; w: Cg
+    "conv_filter_grad": (((-1, True), (-2, False)), ((-1, True), (-1, True))),   # x: C; y: Co
+}
+
+
+def _batch_rule(prim):
+    def rule(args, batched, *, groups, **params):
+        if all(batched):
+            # both carry B: B independent problems side by side as B * groups groups
+            b = args[0].shape[0]
+            out = prim.bind_raw(*[fold(a, -1, 1) for a in args], groups=b * groups, **params)
+            return unfold(out, -1, 1, b)
+        i = 0 if batched[0] else 1
+        b = args[i].shape[0]
+        (ax, grp), (rax, rgrp) = _FREE_AXIS[prim.name][i]
+        ops = list(args)
+        ops[i] = fold(args[i], ax, groups if grp else 1)
+        out = prim.bind_raw(*ops, groups=groups, **params)
+        return unfold(out, rax, groups if rgrp else 1, b)
+    return rule
+
+
+# ---- the registry blocks -------------------------------------------------------------------
+_EMIT = "strides={strides}, dilations={dilations}, padding={padding}, groups={groups})"
+
+
+def _p(params, drop=()):
+    return {k: v for k, v in params.items() if k not in drop}
+
+
+conv_p = Primitive(
+    "conv", _conv, nin=2, abstract=_conv_abstract,
+    vjp=(lambda g, ans, x, w, **p: conv_input_grad_p.bind_raw(
+            g, w, input_spatial=tuple(x.shape[1:-1]), **p),
+         lambda g, ans, x, w, **p: conv_filter_grad_p.bind_raw(
+            x, g, kernel_spatial=tuple(w.shape[:-2]), **p)),
+    jvp=(lambda x_dot, ans, x, w, **p: conv_p.bind_raw(x_dot, w, **p),
+         lambda w_dot, ans, x, w, **p: conv_p.bind_raw(x, w_dot, **p)),
+    emit="_conv({0}, {1}, " + _EMIT,
+    doc="N-d convolution (cross-correlation), channels last, HWIO filter")
+
+conv_input_grad_p = Primitive(
+    "conv_input_grad", _conv_input_grad, nin=2, abstract=_input_grad_abstract,
+    vjp=(lambda g, ans, y, w, **p: conv_p.bind_raw(g, w, **_p(p, ("input_spatial",))),
+         lambda g, ans, y, w, **p: conv_filter_grad_p.bind_raw(
+            g, y, kernel_spatial=tuple(w.shape[:-2]), **_p(p, ("input_spatial",)))),
+    jvp=(lambda y_dot, ans, y, w, **p: conv_input_grad_p.bind_raw(y_dot, w, **p),
+         lambda w_dot, ans, y, w, **p: conv_input_grad_p.bind_raw(y, w_dot, **p)),
+    emit="_conv_input_grad({0}, {1}, input_spatial={input_spatial}, " + _EMIT,
+    doc="the transposed convolution: the convolution's cotangent of its input")
+
+conv_filter_grad_p = Primitive(
+    "conv_filter_grad", _conv_filter_grad, nin=2, abstract=_filter_grad_abstract,
+    vjp=(lambda g, ans, x, y, **p: conv_input_grad_p.bind_raw(
+            y, g, input_spatial=tuple(x.shape[1:-1]), **_p(p, ("kernel_spatial",))),
+         lambda g, ans, x, y, **p: conv_p.bind_raw(x, g, **_p(p, ("kernel_spatial",)))),
+    jvp=(lambda x_dot, ans, x, y, **p: conv_filter_grad_p.bind_raw(x_dot, y, **p),
+         lambda y_dot, ans, x, y, **p: conv_filter_grad_p.bind_raw(x, y_dot, **p)),
+    emit="_conv_filter_grad({0}, {1}, kernel_spatial={kernel_spatial}, " + _EMIT,
+    doc="the convolution's cotangent of its filter")
+
+for _prim in (conv_p, conv_input_grad_p, conv_filter_grad_p):
+    _prim.batch = _batch_rule(_prim)
+
+# The code generator imports these by name for the ``emit`` strings above.
+EMIT_HELPERS = {"_conv": _conv, "_conv_input_grad": _conv_input_grad,
+                "_conv_filter_grad": _conv_filter_grad}

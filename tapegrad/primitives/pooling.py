@@ -1,0 +1,252 @@
+"""Pooling primitives, channels last: ``x`` is ``(N, S_1..S_d, C)``.
+
+Params: ``window``, ``strides`` (d positive ints) and ``padding`` (d ``(lo, hi)`` pairs) — the
+op layer (``ops/conv_ops.py``) resolves TensorFlow's 'SAME'/'VALID'.
+
+- ``avg_pool``: the mean over the real elements of each window (with 'SAME' padding the
+  divisor counts only those, as in TensorFlow). Linear; ``avg_pool_grad`` is its transpose.
+- ``max_pool``: the largest element of each window. Its derivatives go through the element
+  that attains it (the first one in the window, as TensorFlow's CPU kernel does):
+  ``max_pool_gather(x, t)`` reads ``t`` where ``x`` has each window's maximum (the JVP), and
+  ``max_pool_scatter(x, g)`` adds ``g`` there (the VJP). They are each other's transposes in
+  their second operand and constant in ``x`` (the choice is piecewise constant), so every
+  order of derivative stays within the four primitives.
+
+Each loops over the kernel offsets (a few, ``prod(window)``) doing one strided elementwise
+operation over the whole output per offset.
+"""
+import numpy as np
+
+from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.conv import _offsets, _window_slices, check_geometry, fold, unfold
+from tapegrad.primitives.registry import xp
+from tapegrad.primitives.shape import broadcast_to_p
+
+
+def _geometry(x, window, strides, padding):
+    return check_geometry("pool", tuple(x.shape[1:-1]), tuple(window), strides,
+                          (1,) * len(window), padding)
+
+
+def _slices(window, strides, out):
+    """(kernel offset, index of the padded input it reads for every output) pairs."""
+    ones = (1,) * len(window)
+    return [(k, (slice(None),) + _window_slices(k, strides, ones, out) + (slice(None),))
+            for k in _offsets(window)]
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _pad(x, padding, value):
+    if not any(lo or hi for lo, hi in padding):
+        return x
+    return xp.pad(x, ((0, 0),) + tuple(padding) + ((0, 0),), constant_values=value)
+
+
+def _real(window, strides, padding, spatial, out, k):
+    """Which outputs read a real (not padding) element at kernel offset ``k``, or None: all."""
+    masks = []
+    for i, s, (lo, _), n, o in zip(k, strides, padding, spatial, out):
+        pos = np.arange(o) * s + i - lo
+        masks.append((pos >= 0) & (pos < n))
+    if all(m.all() for m in masks):
+        return None
+    m = masks[0]
+    for extra in masks[1:]:
+        m = np.multiply.outer(m, extra)
+    return m.reshape(m.shape + (1,))
+
+
+def _counts(window, strides, padding, spatial, out, dtype):
+    """How many real elements each window holds, ``(O..., 1)`` (TensorFlow's divisor)."""
+    c = None
+    for w, s, (lo, _), n, o in zip(window, strides, padding, spatial, out):
+        start = np.arange(o) * s - lo
+        per = np.clip(np.minimum(start + w, n) - np.maximum(start, 0), 0, None)
+        c = per if c is None else np.multiply.outer(c, per)
+    return np.asarray(c, dtype).reshape(tuple(out) + (1,))
+
+
+# ---- average pooling -----------------------------------------------------------------------
+def _avg_pool(x, *, window, strides, padding):
+    out = _geometry(x, window, strides, padding)
+    xpad = _pad(x, padding, 0)
+    acc = xp.zeros((x.shape[0],) + out + (x.shape[-1],), x.dtype)
+    if 0 not in out:
+        for _, sl in _slices(window, strides, out):
+            acc += xpad[sl]
+    acc /= _counts(window, strides, padding, x.shape[1:-1], out, x.dtype)
+    return acc
+
+
+def _avg_pool_grad(g, *, input_spatial, window, strides, padding):
+    spatial = tuple(input_spatial)
+    out = tuple(g.shape[1:-1])
+    g = g / _counts(window, strides, padding, spatial, out, g.dtype)
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(spatial, padding))
+    acc = xp.zeros((g.shape[0],) + padded + (g.shape[-1],), g.dtype)
+    if 0 not in out:
+        for _, sl in _slices(window, strides, out):
+            acc[sl] += g
+    return acc[(slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in
+                                      zip(spatial, padding))]
+
+
+# ---- max pooling ---------------------------------------------------------------------------
+def _argmax(x, window, strides, padding, out):
+    """Each window's maximum and the kernel offset (flat, the first one) that attains it."""
+    xpad = _pad(x, padding, _lowest(x.dtype))
+    spatial = x.shape[1:-1]
+    best = idx = real = None
+    for flat, (k, sl) in enumerate(_slices(window, strides, out)):
+        v = xpad[sl]
+        ok = _real(window, strides, padding, spatial, out, k)
+        if best is None:
+            best, idx, real = v.copy(), xp.zeros(v.shape, np.int32), ok
+            continue
+        # a larger value, a first NaN (as argmax), or a real element where only padding was
+        take = v > best
+        if x.dtype.kind == "f":
+            take |= xp.isnan(v) & ~xp.isnan(best)
+        if real is not None:
+            take = (take | ~real) if ok is None else (take & ok) | (ok & ~real)
+            real = None if ok is None else (real | ok)
+        best = xp.where(take, v, best)
+        idx = xp.where(take, np.int32(flat), idx)
+    return best, idx
+
+
+def _max_pool(x, *, window, strides, padding):
+    out = _geometry(x, window, strides, padding)
+    if 0 in out or x.shape[0] == 0:
+        return xp.zeros((x.shape[0],) + out + (x.shape[-1],), x.dtype)
+    xpad = _pad(x, padding, _lowest(x.dtype))
+    best = None
+    for _, sl in _slices(window, strides, out):
+        best = xpad[sl].copy() if best is None else xp.maximum(best, xpad[sl], out=best)
+    return best
+
+
+def _max_pool_gather(x, t, *, window, strides, padding):
+    out = _geometry(x, window, strides, padding)
+    if 0 in out or x.shape[0] == 0:
+        return xp.zeros((x.shape[0],) + out + (x.shape[-1],), t.dtype)
+    _, idx = _argmax(x, window, strides, padding, out)
+    tpad = _pad(t, padding, 0)
+    acc = xp.zeros(idx.shape, t.dtype)
+    for flat, (_, sl) in enumerate(_slices(window, strides, out)):
+        acc += xp.where(idx == flat, tpad[sl], 0)
+    return acc
+
+
+def _max_pool_scatter(x, g, *, window, strides, padding):
+    out = _geometry(x, window, strides, padding)
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[1:-1], padding))
+    acc = xp.zeros((x.shape[0],) + padded + (x.shape[-1],), g.dtype)
+    if 0 not in out and x.shape[0]:
+        _, idx = _argmax(x, window, strides, padding, out)
+        for flat, (_, sl) in enumerate(_slices(window, strides, out)):
+            acc[sl] += xp.where(idx == flat, g, 0)
+    return acc[(slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in
+                                      zip(x.shape[1:-1], padding))]
+
+
+# ---- shape rules ---------------------------------------------------------------------------
+def _rank(name, x, window):
+    if x.ndim != len(window) + 2 or x.ndim < 3:
+        raise ValueError(f"{name}: input of rank {x.ndim} for a {len(window)}-d window; "
+                         "expected (batch, spatial..., channels)")
+    if any(k < 1 for k in window):
+        raise ValueError(f"{name}: sliding window ksize must be positive, got {tuple(window)}")
+
+
+def _pool_abstract(name):
+    def rule(x, *, window, strides, padding):
+        _rank(name, x, window)
+        out = _geometry(x, window, strides, padding)
+        return (x.shape[0],) + out + (x.shape[-1],), x.dtype
+    return rule
+
+
+def _avg_grad_abstract(g, *, input_spatial, window, strides, padding):
+    _rank("avg_pool_grad", g, window)
+    out = check_geometry("avg_pool_grad", tuple(input_spatial), tuple(window), strides,
+                         (1,) * len(window), padding)
+    if out != tuple(g.shape[1:-1]):
+        raise ValueError(f"avg_pool_grad: gradient of spatial shape {tuple(g.shape[1:-1])} "
+                         f"for an input {tuple(input_spatial)} that pools to {out}")
+    return (g.shape[0],) + tuple(input_spatial) + (g.shape[-1],), g.dtype
+
+
+def _pair_abstract(name, scatter):
+    """gather(x, t): t like x, the result pooled; scatter(x, g): g pooled, the result like x."""
+    def rule(x, t, *, window, strides, padding):
+        _rank(name, x, window)
+        pooled = (x.shape[0],) + _geometry(x, window, strides, padding) + (x.shape[-1],)
+        if tuple(t.shape) != (pooled if scatter else tuple(x.shape)):
+            raise ValueError(f"{name}: operands of shapes {tuple(x.shape)} and "
+                             f"{tuple(t.shape)} do not fit the window {tuple(window)}")
+        return (tuple(x.shape) if scatter else pooled), t.dtype
+    return rule
+
+
+# ---- batching: windows never mix examples, so a batch axis joins N --------------------------
+def _pool_batch(prim):
+    def rule(args, batched, **params):
+        b = next(a.shape[0] for a, f in zip(args, batched) if f)
+        ops = []
+        for a, f in zip(args, batched):
+            if not f:  # a shared operand (x of a tangent's gather): one copy per example
+                a = broadcast_to_p.bind_raw(a, shape=(b,) + tuple(a.shape))
+            ops.append(fold(a, 0, 1))
+        return unfold(prim.bind_raw(*ops, **params), 0, 1, b)
+    return rule
+
+
+# ---- the registry blocks -------------------------------------------------------------------
+_EMIT = "window={window}, strides={strides}, padding={padding})"
+
+avg_pool_p = Primitive(
+    "avg_pool", _avg_pool, nin=1, abstract=_pool_abstract("avg_pool"),
+    vjp=(lambda g, ans, x, **p: avg_pool_grad_p.bind_raw(
+        g, input_spatial=tuple(x.shape[1:-1]), **p),),
+    jvp=(lambda x_dot, ans, x, **p: avg_pool_p.bind_raw(x_dot, **p),),
+    emit="_avg_pool({0}, " + _EMIT, doc="average pooling over the real elements of windows")
+
+avg_pool_grad_p = Primitive(
+    "avg_pool_grad", _avg_pool_grad, nin=1, abstract=_avg_grad_abstract,
+    vjp=(lambda g, ans, y, *, input_spatial, **p: avg_pool_p.bind_raw(g, **p),),
+    jvp=(lambda y_dot, ans, y, **p: avg_pool_grad_p.bind_raw(y_dot, **p),),
+    emit="_avg_pool_grad({0}, input_spatial={input_spatial}, " + _EMIT,
+    doc="the transpose of average pooling")
+
+max_pool_p = Primitive(
+    "max_pool", _max_pool, nin=1, abstract=_pool_abstract("max_pool"),
+    vjp=(lambda g, ans, x, **p: max_pool_scatter_p.bind_raw(x, g, **p),),
+    jvp=(lambda x_dot, ans, x, **p: max_pool_gather_p.bind_raw(x, x_dot, **p),),
+    emit="_max_pool({0}, " + _EMIT, doc="max pooling")
+
+max_pool_gather_p = Primitive(
+    "max_pool_gather", _max_pool_gather, nin=2, abstract=_pair_abstract("max_pool_gather", False),
+    vjp=(None, lambda g, ans, x, t, **p: max_pool_scatter_p.bind_raw(x, g, **p)),
+    jvp=(None, lambda t_dot, ans, x, t, **p: max_pool_gather_p.bind_raw(x, t_dot, **p)),
+    emit="_max_pool_gather({0}, {1}, " + _EMIT,
+    doc="t at the element where x has each window's maximum (the JVP of max pooling)")
+
+max_pool_scatter_p = Primitive(
+    "max_pool_scatter", _max_pool_scatter, nin=2,
+    abstract=_pair_abstract("max_pool_scatter", True),
+    vjp=(None, lambda g, ans, x, t, **p: max_pool_gather_p.bind_raw(x, g, **p)),
+    jvp=(None, lambda t_dot, ans, x, t, **p: max_pool_scatter_p.bind_raw(x, t_dot, **p)),
+    emit="_max_pool_scatter({0}, {1}, " + _EMIT,
+    doc="g added at the element where x has each window's maximum (the VJP of max pooling)")
+
+for _prim in (avg_pool_p, avg_pool_grad_p, max_pool_p, max_pool_gather_p, max_pool_scatter_p):
+    _prim.batch = _pool_batch(_prim)
+
+# The code generator imports these by name for the ``emit`` strings above.
+EMIT_HELPERS = {"_avg_pool": _avg_pool, "_avg_pool_grad": _avg_pool_grad,
+                "_max_pool": _max_pool, "_max_pool_gather": _max_pool_gather,
+                "_max_pool_scatter": _max_pool_scatter}
