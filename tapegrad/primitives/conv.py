@@ -30,8 +30,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives import api
 from tapegrad.primitives.registry import xp
-from tapegrad.primitives.shape import reshape_p, transpose_p
 
 FEW_CHANNELS = 4  # below this, im2col copies one slice per kernel offset (see the docstring)
 
@@ -240,10 +240,10 @@ def fold(t, axis, groups):
     b, rest = shape[0], shape[1:]
     ax = axis % len(rest)
     c = rest[ax] // groups
-    t = reshape_p.bind_raw(t, shape=(b,) + rest[:ax] + (groups, c) + rest[ax + 1:])
+    t = api.reshape(t, (b,) + rest[:ax] + (groups, c) + rest[ax + 1:])
     perm = list(range(1, ax + 1)) + [ax + 1, 0] + list(range(ax + 2, len(rest) + 2))
-    t = transpose_p.bind_raw(t, perm=tuple(perm))
-    return reshape_p.bind_raw(t, shape=rest[:ax] + (groups * b * c,) + rest[ax + 1:])
+    t = api.transpose(t, perm)
+    return api.reshape(t, rest[:ax] + (groups * b * c,) + rest[ax + 1:])
 
 
 def unfold(t, axis, groups, b):
@@ -251,10 +251,10 @@ def unfold(t, axis, groups, b):
     shape = tuple(t.shape)
     ax = axis % len(shape)
     c = shape[ax] // (groups * b)
-    t = reshape_p.bind_raw(t, shape=shape[:ax] + (groups, b, c) + shape[ax + 1:])
+    t = api.reshape(t, shape[:ax] + (groups, b, c) + shape[ax + 1:])
     perm = [ax + 1] + list(range(ax + 1)) + list(range(ax + 2, len(shape) + 2))
-    t = transpose_p.bind_raw(t, perm=tuple(perm))
-    return reshape_p.bind_raw(t, shape=(b,) + shape[:ax] + (groups * c,) + shape[ax + 1:])
+    t = api.transpose(t, perm)
+    return api.reshape(t, (b,) + shape[:ax] + (groups * c,) + shape[ax + 1:])
 
 
 # Where a batch axis of one operand goes when the other is shared: to the free axis of that

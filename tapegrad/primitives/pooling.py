@@ -19,8 +19,8 @@ import numpy as np
 
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.conv import _offsets, _window_slices, check_geometry, fold, unfold
+from tapegrad.primitives import api
 from tapegrad.primitives.registry import xp
-from tapegrad.primitives.shape import broadcast_to_p
 
 
 def _geometry(x, window, strides, padding):
@@ -199,7 +199,7 @@ def _pool_batch(prim):
         ops = []
         for a, f in zip(args, batched):
             if not f:  # a shared operand (x of a tangent's gather): one copy per example
-                a = broadcast_to_p.bind_raw(a, shape=(b,) + tuple(a.shape))
+                a = api.broadcast_to(a, (b,) + tuple(a.shape))
             ops.append(fold(a, 0, 1))
         return unfold(prim.bind_raw(*ops, **params), 0, 1, b)
     return rule
