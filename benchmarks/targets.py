@@ -6,6 +6,8 @@
   applies there; the ratios are reported.)
 * W3 and compiled W4: tapegrad/JAX-jit <= 1.0.
 * W3: tapegrad reaches >= 50 % of the NumPy float32 matmul floor.
+* W8 (the CNN batch Jacobian, compiled): no slower than the fastest peer (TF, JAX, torch.func).
+* W8b (LeNet training step, eager): tapegrad/torch <= 1.5.
 """
 import statistics
 
@@ -85,6 +87,14 @@ def evaluate(rows, floor_gflops):
         if (row.workload == "W3" or row.workload == "W4") and row.mode == "compiled":
             r = ratio(row, "jax")
             add(row, "tapegrad/jax-jit <= 1.0", "jax", r, lambda v: v is not None and v <= 1.0)
+        if row.workload == "W8":
+            peers = [r for r in (ratio(row, p) for p in ("tensorflow", "jax", "torch"))
+                     if r is not None]
+            add(row, "tapegrad/fastest peer <= 1.0", None, max(peers) if peers else None,
+                lambda v: v is not None and v <= 1.0)
+        if row.workload == "W8b":
+            r = ratio(row, "torch")
+            add(row, "tapegrad/torch <= 1.5", "torch", r, lambda v: v is not None and v <= 1.5)
         if row.workload == "W3":
             pct = floor_pct(row, "tapegrad", floor_gflops)
             add(row, ">= 50% of matmul floor", None, pct, lambda v: v is not None and v >= 50.0)

@@ -11,6 +11,7 @@ from benchmarks.workloads import (
     w5_training,
     w6_overhead,
     w7_scale,
+    w8_cnn,
 )
 
 WORKLOADS = {
@@ -21,4 +22,5 @@ WORKLOADS = {
     "W5": w5_training,
     "W6": w6_overhead,
     "W7": w7_scale,
+    "W8": w8_cnn,
 }
