@@ -31,6 +31,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives import api
+from tapegrad.primitives.params import check_int, fail
 from tapegrad.primitives.registry import xp
 
 FEW_CHANNELS = 4  # below this, im2col copies one slice per kernel offset (see the docstring)
@@ -186,6 +187,7 @@ def _ranks(name, a, b):
 
 
 def _conv_abstract(x, w, *, strides, dilations, padding, groups):
+    _numeric("conv", x, w)
     _ranks("conv", x, w)
     d = x.ndim - 2
     _groups_fit("conv", x.shape[-1], w.shape[-2], w.shape[-1], groups)
@@ -195,6 +197,7 @@ def _conv_abstract(x, w, *, strides, dilations, padding, groups):
 
 
 def _input_grad_abstract(y, w, *, input_spatial, strides, dilations, padding, groups):
+    _numeric("conv_input_grad", y, w)
     _ranks("conv_input_grad", y, w)
     d = y.ndim - 2
     c = w.shape[-2] * groups
@@ -209,6 +212,7 @@ def _input_grad_abstract(y, w, *, input_spatial, strides, dilations, padding, gr
 
 
 def _filter_grad_abstract(x, y, *, kernel_spatial, strides, dilations, padding, groups):
+    _numeric("conv_filter_grad", x, y)
     _ranks("conv_filter_grad", x, y)
     if x.shape[-1] % groups or y.shape[-1] % groups or groups < 1:
         raise ValueError(f"conv_filter_grad: depths {x.shape[-1]} and {y.shape[-1]} are not "
@@ -227,6 +231,43 @@ def _sizes_match(name, computed, actual, spatial):
         raise ValueError(f"{name}: size of out_backprop doesn't match computed: actual = "
                          f"{tuple(actual)}, computed = {tuple(computed)} for input "
                          f"{tuple(spatial)}")
+
+
+# ---- param checks (a loaded program's params are untrusted) --------------------------------
+def check_ints(prim, param, v, d, lo):
+    """A tuple of ``d`` ints >= ``lo``."""
+    if not isinstance(v, tuple) or len(v) != d:
+        fail(prim, param, f"must be a tuple of {d} ints, got {v!r}"[:120])
+    return tuple(check_int(prim, param, s, lo) for s in v)
+
+
+def check_padding(prim, v, d):
+    if not isinstance(v, tuple) or len(v) != d or not all(
+            isinstance(p, tuple) and len(p) == 2 for p in v):
+        fail(prim, "padding", f"must be {d} (lo, hi) pairs, got {v!r}"[:120])
+    return tuple((check_int(prim, "padding", lo, 0), check_int(prim, "padding", hi, 0))
+                 for lo, hi in v)
+
+
+def _validate(name, extra=None):
+    def rule(a, b, *, strides, dilations, padding, groups, **params):
+        d = len(strides) if isinstance(strides, tuple) else -1
+        if d < 1 or a.ndim != d + 2:
+            fail(name, "strides", f"must hold one int per spatial axis of the rank-{a.ndim} "
+                                  f"operand, got {strides!r}"[:120])
+        check_ints(name, "strides", strides, d, 1)
+        check_ints(name, "dilations", dilations, d, 1)
+        check_padding(name, padding, d)
+        check_int(name, "groups", groups, 1)
+        if extra:
+            check_ints(name, extra, params[extra], d, 0 if extra == "input_spatial" else 1)
+    return rule
+
+
+def _numeric(name, *avals):
+    for a in avals:
+        if np.dtype(a.dtype).kind not in "iuf":
+            raise TypeError(f"{name}: expected numeric operands, got {np.dtype(a.dtype).name}")
 
 
 # ---- batching: the batch axis joins an axis the operation already maps over ---------------
@@ -323,8 +364,10 @@ conv_filter_grad_p = Primitive(
     emit="_conv_filter_grad({0}, {1}, kernel_spatial={kernel_spatial}, " + _EMIT,
     doc="the convolution's cotangent of its filter")
 
-for _prim in (conv_p, conv_input_grad_p, conv_filter_grad_p):
+for _prim, _extra in ((conv_p, None), (conv_input_grad_p, "input_spatial"),
+                      (conv_filter_grad_p, "kernel_spatial")):
     _prim.batch = _batch_rule(_prim)
+    _prim.validate = _validate(_prim.name, _extra)
 
 # The code generator imports these by name for the ``emit`` strings above.
 EMIT_HELPERS = {"_conv": _conv, "_conv_input_grad": _conv_input_grad,

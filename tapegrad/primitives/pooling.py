@@ -18,8 +18,10 @@ operation over the whole output per offset.
 import numpy as np
 
 from tapegrad.core.dispatch import Primitive
-from tapegrad.primitives.conv import _offsets, _window_slices, check_geometry, fold, unfold
+from tapegrad.primitives.conv import (_offsets, _window_slices, check_geometry, check_ints,
+                                      check_padding, fold, unfold)
 from tapegrad.primitives import api
+from tapegrad.primitives.params import fail
 from tapegrad.primitives.registry import xp
 
 
@@ -164,6 +166,7 @@ def _rank(name, x, window):
 
 def _pool_abstract(name):
     def rule(x, *, window, strides, padding):
+        _dtype(name, x, "f" if name == "avg_pool" else "iuf")
         _rank(name, x, window)
         out = _geometry(x, window, strides, padding)
         return (x.shape[0],) + out + (x.shape[-1],), x.dtype
@@ -171,6 +174,7 @@ def _pool_abstract(name):
 
 
 def _avg_grad_abstract(g, *, input_spatial, window, strides, padding):
+    _dtype("avg_pool_grad", g, "f")
     _rank("avg_pool_grad", g, window)
     out = check_geometry("avg_pool_grad", tuple(input_spatial), tuple(window), strides,
                          (1,) * len(window), padding)
@@ -183,6 +187,8 @@ def _avg_grad_abstract(g, *, input_spatial, window, strides, padding):
 def _pair_abstract(name, scatter):
     """gather(x, t): t like x, the result pooled; scatter(x, g): g pooled, the result like x."""
     def rule(x, t, *, window, strides, padding):
+        _dtype(name, x, "iuf")
+        _dtype(name, t, "f")
         _rank(name, x, window)
         pooled = (x.shape[0],) + _geometry(x, window, strides, padding) + (x.shape[-1],)
         if tuple(t.shape) != (pooled if scatter else tuple(x.shape)):
@@ -190,6 +196,25 @@ def _pair_abstract(name, scatter):
                              f"{tuple(t.shape)} do not fit the window {tuple(window)}")
         return (tuple(x.shape) if scatter else pooled), t.dtype
     return rule
+
+
+def _validate(name):
+    def rule(x, *rest, window, strides, padding, input_spatial=None):
+        d = len(window) if isinstance(window, tuple) else -1
+        if d < 1 or x.ndim != d + 2:
+            fail(name, "window", f"must hold one int per spatial axis of the rank-{x.ndim} "
+                                 f"input, got {window!r}"[:120])
+        check_ints(name, "window", window, d, 1)
+        check_ints(name, "strides", strides, d, 1)
+        check_padding(name, padding, d)
+        if name == "avg_pool_grad":
+            check_ints(name, "input_spatial", input_spatial, d, 0)
+    return rule
+
+
+def _dtype(name, x, kinds):
+    if np.dtype(x.dtype).kind not in kinds:
+        raise TypeError(f"{name}: unsupported dtype {np.dtype(x.dtype).name}")
 
 
 # ---- batching: windows never mix examples, so a batch axis joins N --------------------------
@@ -245,6 +270,7 @@ max_pool_scatter_p = Primitive(
 
 for _prim in (avg_pool_p, avg_pool_grad_p, max_pool_p, max_pool_gather_p, max_pool_scatter_p):
     _prim.batch = _pool_batch(_prim)
+    _prim.validate = _validate(_prim.name)
 
 # The code generator imports these by name for the ``emit`` strings above.
 EMIT_HELPERS = {"_avg_pool": _avg_pool, "_avg_pool_grad": _avg_pool_grad,
