@@ -9,7 +9,7 @@ recomputes them under a fresh tape for the gradient.
 """
 import functools
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import convert_to_tensor, identity, zeros_like
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.util import nest
@@ -83,7 +83,7 @@ def custom_gradient(f=None):
     def wrapper(*args, **kwargs):
         recs = STATE.recorders
         inputs = [a.read_value() if type(a) is Variable and recs else
-                  (a if isinstance(a, Tensor) else T.convert_to_tensor(a)) for a in args]
+                  (a if isinstance(a, Tensor) else convert_to_tensor(a)) for a in args]
         tapes = [r for r in recs if not hasattr(r, "jvp")]
         spy = _ReadSpy()
         # f runs normally (tapes record its operations, so that grad_fn's use of its
@@ -100,13 +100,13 @@ def custom_gradient(f=None):
         # The outputs the caller sees are fresh tensors that tapes reach only through
         # grad_fn; forward accumulators follow them through the identity.
         with swap_recorders([r for r in recs if hasattr(r, "jvp")]):
-            flat_out = [T.identity(o) if isinstance(o, Tensor) else o
+            flat_out = [identity(o) if isinstance(o, Tensor) else o
                         for o in nest.flatten(result)]
         n_in = len(inputs)
 
         def vjp_for(k):
             def rule(g, ans, *xs):
-                ups = [g if j == k else T.zeros_like(o) for j, o in enumerate(flat_out)]
+                ups = [g if j == k else zeros_like(o) for j, o in enumerate(flat_out)]
                 if variables:
                     gin, gvar = grad_fn(*ups, variables=variables)
                     gin = _as_list(gin, n_in, "the inputs")

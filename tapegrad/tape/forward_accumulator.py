@@ -1,7 +1,7 @@
 """``ForwardAccumulator``: forward-mode JVPs computed as each operation runs."""
 import warnings
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import cast, convert_to_tensor, zeros
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor
 from tapegrad.tape.gradient_tape import UnconnectedGradients, _unconnected
@@ -43,7 +43,7 @@ class ForwardAccumulator:
                                  "corresponding tangents.")
             if t is None:
                 raise ValueError(f"ForwardAccumulator: the tangent of primal {p!r} is None.")
-            t = T.convert_to_tensor(t, dtype=p.dtype) if not isinstance(t, Tensor) else t
+            t = convert_to_tensor(t, dtype=p.dtype) if not isinstance(t, Tensor) else t
             if tuple(t.shape) != tuple(p.shape):
                 raise ValueError(f"ForwardAccumulator: tangent shape {tuple(t.shape)} does not "
                                  f"match primal shape {tuple(p.shape)}.")
@@ -52,7 +52,7 @@ class ForwardAccumulator:
                               "floating; its tangent is ignored.", stacklevel=2)
                 continue
             if t.dtype != p.dtype:
-                t = T.cast(t, p.dtype)
+                t = cast(t, p.dtype)
             self._tangents[id(p)] = (p, t)
 
     def __enter__(self):
@@ -107,6 +107,6 @@ class ForwardAccumulator:
             if e is not None:
                 return e[1]
             if unconnected is UnconnectedGradients.ZERO:
-                return T.zeros(p.shape, dtype=p.dtype)
+                return zeros(p.shape, dtype=p.dtype)
             return None
         return nest.map_structure(one, primals)

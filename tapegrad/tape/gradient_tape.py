@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import convert_to_tensor, ones_like, zeros
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
@@ -59,11 +59,11 @@ def _ones_like(t):
         if one is None:
             one = _ONES[t.dtype] = Tensor._wrap(np.ones((), t.dtype))
         return one
-    return T.ones_like(t)
+    return ones_like(t)
 
 
 def _zeros_for(s):
-    return T.zeros(s.shape, dtype=s.dtype)
+    return zeros(s.shape, dtype=s.dtype)
 
 
 def _is_float(x):
@@ -332,7 +332,7 @@ class GradientTape:
         seeds = {}
         for t, og in zip(flat_targets, ogs):
             if not isinstance(t, Tensor):
-                t = T.convert_to_tensor(t)
+                t = convert_to_tensor(t)
             if not _is_float(t):
                 warnings.warn(f"The dtype of the target tensor must be floating (e.g. "
                               f"tf.float32) when calling GradientTape.gradient, got "
@@ -341,7 +341,7 @@ class GradientTape:
             if og is None:
                 g = _ones_like(t)
             else:
-                g = T.convert_to_tensor(og, dtype=t.dtype) if not isinstance(og, Tensor) else og
+                g = convert_to_tensor(og, dtype=t.dtype) if not isinstance(og, Tensor) else og
                 if tuple(g.shape) != tuple(t.shape):
                     raise ValueError(f"output_gradients shape {tuple(g.shape)} does not match "
                                      f"target shape {tuple(t.shape)}.")
@@ -467,7 +467,7 @@ class GradientTape:
             got = dict(zip(seen, out))
             out = [got.get(k) for k in range(len(flat_sources))]
         if unconnected is UnconnectedGradients.ZERO:
-            out = [T.zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype)
+            out = [zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype)
                    if j is None else j for j, s in zip(out, flat_sources)]
         return nest.pack_sequence_as(sources, out)
 
@@ -520,5 +520,5 @@ class GradientTape:
         if self._persistent:
             self._remember(j, compute)
         if j is None:  # TensorFlow returns zeros here whatever unconnected_gradients says
-            j = T.zeros(tuple(target.shape) + tuple(source.shape[1:]), dtype=target.dtype)
+            j = zeros(tuple(target.shape) + tuple(source.shape[1:]), dtype=target.dtype)
         return j

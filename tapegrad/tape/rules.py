@@ -1,6 +1,6 @@
 """Applying one primitive's derivative rules: shared by every reverse and forward pass."""
 from tapegrad.primitives.registry import unbroadcast
-import tapegrad.ops as T
+from tapegrad.primitives.api import broadcast_to
 
 
 def vjp_of(prim, args, params, out, g, wanted):
@@ -38,5 +38,5 @@ def jvp_of(prim, args, params, out, tangents):
             if c is not None:
                 t = c if t is None else t + c
     if t is not None and tuple(t.shape) != tuple(out.shape):
-        t = T.broadcast_to(t, out.shape)
+        t = broadcast_to(t, out.shape)
     return t

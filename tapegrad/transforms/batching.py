@@ -12,7 +12,7 @@ import threading
 import warnings
 
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import broadcast_to, convert_to_tensor, expand_dims, stack, transpose
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 
@@ -151,7 +151,7 @@ def _loop(prim, vals, flags, params, level=None):
     n = next(v.shape[0] for v, f in zip(vals, flags) if f)
     outs = [prim.bind_raw(*[v[i] if f else v for v, f in zip(vals, flags)], **params)
             for i in range(n)]
-    return T.stack(outs)
+    return stack(outs)
 
 
 def _user_stacklevel():
@@ -171,7 +171,7 @@ def move_to_front(x, axis):
     if axis == 0:
         return x
     perm = (axis,) + tuple(i for i in range(x.ndim) if i != axis)
-    return T.transpose(x, perm)
+    return transpose(x, perm)
 
 
 def move_from_front(x, axis):
@@ -181,15 +181,15 @@ def move_from_front(x, axis):
     if axis == 0:
         return x
     perm = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, nd))
-    return T.transpose(x, perm)
+    return transpose(x, perm)
 
 
 def unbatch(x, level, size):
     """The stacked value of ``x`` at ``level``; unbatched values are broadcast."""
     if type(x) is BatchedTensor and x._level == level:
         return x._val
-    x = T.convert_to_tensor(x) if not isinstance(x, Tensor) else x
-    return T.broadcast_to(T.expand_dims(x, 0), (size,) + tuple(x.shape))
+    x = convert_to_tensor(x) if not isinstance(x, Tensor) else x
+    return broadcast_to(expand_dims(x, 0), (size,) + tuple(x.shape))
 
 
 def is_batched_at(x, level):

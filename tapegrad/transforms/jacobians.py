@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import broadcast_to, concat, expand_dims, reshape, transpose, zeros
 from tapegrad import config
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, holds_size
@@ -194,7 +194,7 @@ def _run_rows(fn, seed, k):
             elif type(o) is BatchedTensor and o._level == lvl:
                 res.append(o._val)
             else:  # did not depend on the seed
-                res.append(T.broadcast_to(T.expand_dims(o, 0), (k,) + tuple(o.shape)))
+                res.append(broadcast_to(expand_dims(o, 0), (k,) + tuple(o.shape)))
         return res
 
 
@@ -205,7 +205,7 @@ def _plain(x):
 def _lead(o):
     if _plain(o):
         return _wrap(o._value[None])
-    return T.expand_dims(o, 0)
+    return expand_dims(o, 0)
 
 
 # -- assembling the result ------------------------------------------------------------------------
@@ -264,15 +264,15 @@ class _Result:
             if self.by_column:
                 a = a.reshape(self.n_cols, self.n_rows).T
             return _wrap(a.reshape(self.out_shape))
-        j = vals[0] if len(vals) == 1 else T.concat(vals, 0)
+        j = vals[0] if len(vals) == 1 else concat(vals, 0)
         if self.by_column:
-            j = T.transpose(T.reshape(j, (self.n_cols, self.n_rows)))
-        return T.reshape(j, self.out_shape)
+            j = transpose(reshape(j, (self.n_cols, self.n_rows)))
+        return reshape(j, self.out_shape)
 
 
 def _zeros_rows(k, parts):
     like = next(p for p, _ in parts if p is not None)
-    return T.zeros((k,) + tuple(like.shape[1:]), dtype=like.dtype)
+    return zeros((k,) + tuple(like.shape[1:]), dtype=like.dtype)
 
 
 # -- jacobian ---------------------------------------------------------------------------------------
@@ -328,7 +328,7 @@ def _blocks(path, pivot, others, chunk_size, loop, forward):
     results = [_Result(_size(o.shape), n, tuple(o.shape) + pshape, True) if forward else
                _Result(n, _size(o.shape), pshape + tuple(o.shape), False) for o in others]
     if n == 0 or not others:
-        return [T.zeros(r.out_shape, dtype=o.dtype) for r, o in zip(results, others)]
+        return [zeros(r.out_shape, dtype=o.dtype) for r, o in zip(results, others)]
     widest = max([n] + [_size(o.shape) for o in others])
     size = _rows_per_chunk(path, n, pivot.dtype, chunk_size, loop, widest,
                            n * sum(_size(o.shape) for o in others))
@@ -355,7 +355,7 @@ def _blocks(path, pivot, others, chunk_size, loop, forward):
 def _as_block(x, shape):
     if x is None:
         return None
-    return _wrap(x._value.reshape(shape)) if _plain(x) else T.reshape(x, shape)
+    return _wrap(x._value.reshape(shape)) if _plain(x) else reshape(x, shape)
 
 
 # -- batch_jacobian -----------------------------------------------------------------------------------
@@ -372,7 +372,7 @@ def tape_batch_jacobian(entries, target, source, *, mode="auto", chunk_size=None
     ny, nx = _size(yshape), _size(xshape)
     out_shape = (b,) + yshape + xshape
     if ny == 0 or nx == 0 or b == 0:
-        return T.zeros(out_shape, dtype=target.dtype)
+        return zeros(out_shape, dtype=target.dtype)
     mode = choose_mode(mode, nx, ny)
     reverse = mode == "reverse"
     n_rows = ny if reverse else nx
@@ -395,7 +395,7 @@ def tape_batch_jacobian(entries, target, source, *, mode="auto", chunk_size=None
         (part,) = _run_rows(pass_, _broadcast_seed(rows, (k, b) + row_shape), k)
         parts.append((part, k))
     if all(p is None for p, _ in parts):
-        return T.zeros(out_shape, dtype=target.dtype)
+        return zeros(out_shape, dtype=target.dtype)
     parts = [(p if p is not None else _zeros_rows(k, parts), k) for p, k in parts]
     return _assemble_batch(parts, b, ny, nx, out_shape, reverse)
 
@@ -422,7 +422,7 @@ def _assemble_batch(parts, b, ny, nx, out_shape, reverse):
                 buf[:, :, start:start + k] = a
             start += k
         return _wrap(buf.reshape(out_shape))
-    j = vals[0] if len(vals) == 1 else T.concat(vals, 0)
+    j = vals[0] if len(vals) == 1 else concat(vals, 0)
     n_rows = ny if reverse else nx
-    j = T.transpose(T.reshape(j, (n_rows, b, n_other)), perm)
-    return T.reshape(j, out_shape)
+    j = transpose(reshape(j, (n_rows, b, n_other)), perm)
+    return reshape(j, out_shape)
