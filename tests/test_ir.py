@@ -548,7 +548,8 @@ def test_scalar_constant_products_fold():
 def test_float_scalar_products_that_round_differently_stay(c, d):
     # 3 * (2 * x) rounds once per product; x * 2 * 0.5 overflows where x * 1 does not;
     # halving twice in the subnormal range rounds twice
-    q = _simplified(lambda x: c * (x * d), (2, 3))
+    with np.errstate(over="ignore"):
+        q = _simplified(lambda x: c * (x * d), (2, 3))
     assert prims(q) == ["mul", "mul"]
 
 

@@ -170,6 +170,8 @@ _batching_mod = None
 
 
 def _op_error(prim, args, params, err):
+    if isinstance(err, InvalidArgumentError):  # a primitive's own TensorFlow error, as is
+        return err
     shapes = ", ".join(str(tuple(a.shape)) for a in args)
     extra = f" with {params}" if params else ""
     return InvalidArgumentError(

@@ -179,6 +179,10 @@ class Variable(Tensor):
                 f"Cannot {op} a value of shape {v.shape} to variable '{self.name}' "
                 f"of shape {self._value.shape}.")
         if v.dtype != self._value.dtype:
+            if isinstance(value, Tensor):  # TensorFlow converts no tensor to another dtype
+                raise ValueError(
+                    f"Tensor conversion requested dtype {self._value.dtype.name} for Tensor "
+                    f"with dtype {v.dtype.name}: {value!r}")
             if self._value.dtype.kind in "iub" and v.dtype.kind in "fc":
                 raise TypeError(
                     f"Cannot {op} a {v.dtype} value to the {self._value.dtype} variable "
@@ -279,6 +283,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         if STATE.tracers:
             note_conversion(value)
         arr = np.asarray(value)
+        if arr.dtype == object:
+            arr = _object_array(arr)
         if dtype is not None and arr.dtype != dtype:
             arr = _safe_cast(arr, dtype, value)
         return Tensor._wrap(arr)
@@ -297,10 +303,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         arr = np.asarray(value)
     except ValueError as e:
         raise ValueError(f"Cannot convert {value!r} to a tensor: {e}") from None
-    if arr.dtype == object:
-        raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} "
-                        "to a tensor: elements must be numbers of one nesting depth.")
+    if arr.dtype == object or arr.dtype.kind in "uUSf":
+        _check_python_values(value, arr, dtype)
     want = dtype or _dt.as_dtype(dtype_hint)
+    inferred = want is None
     if want is None:
         if arr.dtype.kind == "f":
             want = _dt.float32
@@ -310,8 +316,57 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         elif arr.dtype.kind == "c":
             want = _dt.complex64
     if want is not None and arr.dtype != want:
-        arr = _safe_cast(arr, want, value)
+        wide = arr
+        if inferred:
+            with np.errstate(over="ignore"):  # out of range raises just below
+                arr = _safe_cast(arr, want, value)
+        else:
+            arr = _safe_cast(arr, want, value)
+        if inferred and arr.dtype.kind == "f" and np.isinf(arr).any() \
+                and (np.isinf(arr) & np.isfinite(wide)).any():
+            # TensorFlow's check (and message) for a Python float that float32 cannot hold
+            raise ValueError("Can't convert Python sequence with a value out of range for a "
+                             "double-precision float.")
     return Tensor._wrap(arr)
+
+
+def _flat(value):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _flat(v)
+    else:
+        yield value
+
+
+def _check_python_values(value, arr, dtype):
+    """TensorFlow's errors for Python data NumPy converts too freely: integers beyond int64
+    (NumPy makes them uint64, float64 or objects; TensorFlow refuses rather than wrap) and
+    numbers mixed with strings (NumPy makes them all strings)."""
+    kind = arr.dtype.kind
+    if kind == "f" and not (arr.size and np.nanmax(np.abs(arr), initial=0) >= 2.0 ** 63):
+        return  # no value of int64's size, so no integer out of its range
+    if kind == "u" and dtype is not None and np.dtype(dtype).kind == "u":
+        return  # 2**63 as an explicit uint64
+    flat = list(_flat(value))
+    if kind == "u" or any(type(v) is int and not -2**63 <= v < 2**63 for v in flat):
+        raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
+    if kind in "US" and not (all(isinstance(v, str) for v in flat)
+                             or all(isinstance(v, bytes) for v in flat)):
+        raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
+    if kind == "O":
+        raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} "
+                        "to a tensor: elements must be numbers of one nesting depth.")
+
+
+def _object_array(arr):
+    """A NumPy object array holding strings as a string array; any other object array is
+    refused, as in TensorFlow (a tensor of Python objects computes nothing reliably)."""
+    flat = arr.reshape(-1)
+    for v in flat:
+        if not isinstance(v, (str, bytes)):
+            raise ValueError("Failed to convert a NumPy array to a Tensor (Unsupported "
+                             f"object type {type(v).__name__}).")
+    return np.array(flat.tolist()).reshape(arr.shape) if flat.size else arr.astype(str)
 
 
 def _safe_cast(arr, dtype, orig):

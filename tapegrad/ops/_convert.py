@@ -141,7 +141,10 @@ def axis1(axis, ndim, op="axis"):
 def static_shape(shape):
     """A shape given as ints, a list holding scalar tensors, or a 1-D integer tensor."""
     if isinstance(shape, Tensor):
-        return tuple(int(s) for s in np.asarray(shape._value).reshape(-1))
+        a = np.asarray(shape._value)
+        if a.dtype.kind not in "iub":
+            _not_integral(shape)
+        return tuple(int(s) for s in a.reshape(-1))
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
     out = []
@@ -150,6 +153,20 @@ def static_shape(shape):
             out.append(-1)
         elif holds_size(s):  # a symbolic size stays one (compile/symbolic.py)
             out.append(s)
+        elif isinstance(s, (int, np.integer)):  # bool too: TensorFlow takes [True] as [1]
+            out.append(int(s))
+        elif isinstance(s, Tensor):
+            if s.dtype.kind not in "iub":
+                _not_integral(shape)
+            out.append(int(s))
+        elif isinstance(s, (str, bytes)) or not hasattr(s, "__index__") and \
+                np.asarray(getattr(s, "_value", s)).dtype.kind not in "iub":
+            _not_integral(shape)  # 2.5 is not a size, nor is 2.0 (int() would truncate)
         else:
             out.append(int(s))
     return tuple(out)
+
+
+def _not_integral(shape):
+    raise TypeError(f"Cannot convert {list(shape) if isinstance(shape, tuple) else shape!r} "
+                    "to EagerTensor of dtype int32")

@@ -13,9 +13,10 @@ from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer
     logical_and, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, where, zeros_like)
 from tapegrad.primitives.registry import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
+from tapegrad.errors import InvalidArgumentError
 from tapegrad.primitives.params import check_int
 from tapegrad.primitives.registry import (broadcast_shapes, elementwise, elementwise_batch,
-                                          kinds_only, no_bool, ufunc_dtype)
+                                          no_bool, ufunc_dtype)
 
 try:  # SciPy's erf is exact and fast; without SciPy fall back to math.erf per element
     from scipy.special import erf as _scipy_erf
@@ -32,11 +33,54 @@ except ImportError:  # pragma: no cover - depends on the environment
         return _erf_scalar(x).astype(np.result_type(x, np.float16))
 
 
+_FLOAT_NAMES = "bfloat16, half, float, double, complex64, complex128"
+_RELU_NAMES = ("float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, "
+               "uint32, uint64")
+_TF_NAMES = {"float16": "half", "float32": "float", "float64": "double", "bool": "bool"}
+
+
+def _require(x, kinds, allowed, op):
+    """TensorFlow's error for a dtype its kernel does not take (``sigmoid`` of int32 is
+    not computed as int32 zeros, ``relu`` of bool is not bool here and int64 compiled)."""
+    dt = x if isinstance(x, np.dtype) else np.result_type(x)
+    if dt.kind not in kinds:
+        raise InvalidArgumentError(
+            f"Value for attr 'T' of {_TF_NAMES.get(dt.name, dt.name)} is not in the list of "
+            f"allowed values: {allowed} [Op:{op}]")
+    return dt
+
+
+def _sigmoid_dtype(d):
+    return _require(d, "fc", _FLOAT_NAMES, "Sigmoid")
+
+
+def _relu_dtype(d):
+    return _require(d, "iuf", _RELU_NAMES, "Relu")
+
+
+def _int_div_check(y):
+    """TensorFlow raises for an integer division by zero (NumPy gives 0 and a warning)."""
+    if np.result_type(y).kind in "iub" and not np.all(y):
+        raise InvalidArgumentError("Integer division by zero")
+
+
+def _floordiv(x, y):
+    _int_div_check(y)
+    return xp.floor_divide(x, y)
+
+
+def _mod(x, y):
+    _int_div_check(y)
+    return xp.mod(x, y)
+
+
 def _rsqrt(x):
     return 1 / xp.sqrt(x)
 
 
 def _sigmoid(x):
+    if _require(x, "fc", _FLOAT_NAMES, "Sigmoid").kind == "c":
+        return 1 / (1 + xp.exp(-x))  # complex: no order to split on
     # Stable for large |x|: exp of a non-positive number only.
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(x), copy=False)
@@ -47,7 +91,7 @@ def _softplus(x):
 
 
 def _relu(x):
-    return xp.maximum(x, xp.zeros((), np.result_type(x)))
+    return xp.maximum(x, xp.zeros((), _require(x, "iuf", _RELU_NAMES, "Relu")))
 
 
 def _erf_dtype(d):
@@ -133,9 +177,10 @@ maximum_p = binary("maximum", xp.maximum,
 minimum_p = binary("minimum", xp.minimum,
                    lambda g, ans, x, y: g * _mask(x <= y, g),
                    lambda g, ans, x, y: g * _mask(x > y, g))
-mod_p   = binary("mod", xp.mod,
+mod_p   = binary("mod", _mod,
                  lambda g, ans, x, y: g,
-                 lambda g, ans, x, y: -g * floor(x / y))
+                 lambda g, ans, x, y: -g * floor(x / y), emit="_mod({0}, {1})",
+                 dtype=ufunc_dtype(np.mod))
 
 # ---- exponentials and logarithms --------------------------------------------------------
 exp_p   = unary("exp", xp.exp, lambda g, ans, x: g * ans)
@@ -161,12 +206,12 @@ tanh_p  = unary("tanh", xp.tanh, lambda g, ans, x: g * (1 - ans * ans))
 
 # ---- activations --------------------------------------------------------------------------
 sigmoid_p  = unary("sigmoid", _sigmoid, lambda g, ans, x: g * ans * (1 - ans),
-                   emit="_sigmoid({0})", dtype=kinds_only("f", "sigmoid"))
+                   emit="_sigmoid({0})", dtype=_sigmoid_dtype)
 softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * sigmoid(x),
                    emit="_softplus({0})", dtype=lambda d: ufunc_dtype(np.logaddexp)(d, d))
 # bools: the implementation keeps bool, np.maximum(x, 0) of the generated code does not
 relu_p     = unary("relu", _relu, lambda g, ans, x: g * _mask(x > 0, g),
-                   emit="np.maximum({0}, 0)", dtype=no_bool(_same, "relu"))
+                   emit="np.maximum({0}, 0)", dtype=_relu_dtype)
 abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * sign(x))
 erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
                    emit="_erf({0})", dtype=_erf_dtype)
@@ -189,8 +234,8 @@ sign_p     = nondiff("sign", xp.sign, 1, emit="np.sign({0})", batch="elementwise
 floor_p    = nondiff("floor", xp.floor, 1, emit="np.floor({0})", batch="elementwise")
 ceil_p     = nondiff("ceil", xp.ceil, 1, emit="np.ceil({0})", batch="elementwise")
 round_p    = nondiff("round", xp.rint, 1, emit="np.rint({0})", batch="elementwise")
-floordiv_p = nondiff("floordiv", xp.floor_divide, 2, emit="np.floor_divide({0}, {1})",
-                     batch="elementwise")
+floordiv_p = nondiff("floordiv", _floordiv, 2, emit="_floordiv({0}, {1})",
+                     batch="elementwise", abstract=elementwise(ufunc_dtype(np.floor_divide)))
 # comparisons and logic: bool results, whatever the input dtype
 _cmp = dict(batch="elementwise")  # the ufunc's rule: bool, where it has a loop
 equal_p         = nondiff("equal", xp.equal, 2, emit="np.equal({0}, {1})", **_cmp)
