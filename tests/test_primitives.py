@@ -238,6 +238,8 @@ SPECS = {
     "relu": unary("relu", Away),
     "abs": unary("abs", Away),
     "erf": unary("erf"),
+    # complex parts on real inputs (complex values: tests/test_complex.py, against TF)
+    "real": unary("real"), "imag": unary("imag"), "conj": unary("conj"),
     # select
     "where": [
         Case(prim_fn("where"), [Bool(2, 3), R(2, 3), R(2, 3)], label="same shapes"),

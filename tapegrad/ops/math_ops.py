@@ -330,6 +330,57 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     return x * rsqrt(maximum(ss, epsilon))
 
 
+# ---- complex numbers (primitives/complex.py: TensorFlow's derivative convention) ------------
+def real(input, name=None):
+    """The real part; a real tensor is returned as it is.
+
+    >>> import tapegrad as tf
+    >>> tf.math.real(tf.constant([1 + 2j])).numpy().tolist()
+    [1.0]
+    """
+    from tapegrad.primitives.complex import real_p
+    x = tensor(input)
+    return bind(real_p, x) if x.dtype.kind == "c" else x
+
+
+def imag(input, name=None):
+    """The imaginary part (zeros for a real tensor).
+
+    >>> import tapegrad as tf
+    >>> tf.math.imag(tf.constant([1 + 2j])).numpy().tolist()
+    [2.0]
+    """
+    from tapegrad.primitives.complex import imag_p
+    return bind(imag_p, tensor(input))
+
+
+def conj(x, name=None):
+    """The complex conjugate; a real tensor is returned as it is.
+
+    >>> import tapegrad as tf
+    >>> tf.math.conj(tf.constant(1 + 2j)).numpy().item()
+    (1-2j)
+    """
+    from tapegrad.primitives.complex import conj_p
+    x = tensor(x)
+    return bind(conj_p, x) if x.dtype.kind == "c" else x
+
+
+def complex(real, imag, name=None):
+    """``real + i imag`` from two float tensors of one dtype (float32 gives complex64).
+
+    >>> import tapegrad as tf
+    >>> tf.complex(1.0, 2.0).numpy().item()
+    (1+2j)
+    """
+    from tapegrad.primitives.complex import complex_
+    re, im = tensor(real), tensor(imag)
+    if re.dtype != im.dtype or re.dtype.kind != "f":
+        raise TypeError(f"tf.complex takes two float tensors of one dtype, got {re.dtype.name} "
+                        f"and {im.dtype.name}")
+    return complex_(re, im)
+
+
 # The public ops are the functions defined here: `from ... import *` must not re-export helpers
 # (NumPy, primitive modules, conversion functions) into tapegrad's namespaces.
 __all__ = [_n for _n, _v in list(globals().items())

@@ -3,3 +3,6 @@ from tapegrad.primitives import elementwise, reductions, shape, linalg  # noqa: 
 from tapegrad.primitives import control_flow, random, sorting  # noqa: F401
 from tapegrad.primitives import conv, pooling  # noqa: F401
 from tapegrad.core.dispatch import PRIMITIVES  # noqa: F401
+from tapegrad.primitives import complex as _complex  # noqa: E402
+
+_complex.install()  # TensorFlow's convention for complex derivatives, on every rule above

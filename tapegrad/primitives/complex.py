@@ -1,0 +1,200 @@
+"""Complex numbers: the ``real``, ``imag`` and ``conj`` primitives, and TensorFlow's
+convention for every derivative rule that meets a complex value.
+
+TensorFlow's reverse mode passes *conjugated* cotangents: for a holomorphic ``f`` the VJP is
+``g * conj(f'(z))`` (``tape.gradient`` of ``z * c`` is ``conj(c)``, of ``z ** 2`` is
+``2 conj(z)``), while forward mode is ``f'(z) * t``, with no conjugate. For a real-valued
+``L`` this makes the gradient the direction of steepest ascent, ``dL/dx + i dL/dy``.
+
+The elementwise rules are written once, as ``t * f'(z)``: exactly the JVP. So for a
+holomorphic primitive the VJP of a complex cotangent is ``conj(rule(conj(g)))`` (which is
+``g * conj(f'(z))``), and its JVP is the rule as written. Maps that are linear with real
+coefficients (add, reshape, sum, indexing...) are the same in both conventions. ``abs``,
+``real``, ``imag`` and ``conj`` (not holomorphic) have rules of their own here. Every other
+primitive raises ``TypeError`` when its derivative meets a complex value, rather than give
+a number in another convention.
+
+>>> import tapegrad as tf
+>>> z = tf.constant(1 + 2j, tf.complex128)
+>>> with tf.GradientTape() as t:
+...     t.watch(z)
+...     y = z * z
+>>> t.gradient(y, z).numpy().item()
+(2-4j)
+"""
+import numpy as np
+
+from tapegrad.core.dispatch import PRIMITIVES, bind
+from tapegrad.core.tensor import Tensor
+from tapegrad.primitives.api import cast, log, multiply, sign, where
+from tapegrad.primitives.registry import ufunc_dtype, unary, xp
+
+
+def _is_complex(v):
+    dt = getattr(v, "dtype", None)
+    return dt is not None and dt.kind == "c"
+
+
+def conj(v):
+    """The complex conjugate (a primitive, so it differentiates again); reals pass."""
+    if not _is_complex(v):
+        return v
+    if isinstance(v, Tensor):
+        return bind(conj_p, v)
+    return np.conj(v)
+
+
+def _real_dtype(d):
+    return np.empty((), d).real.dtype
+
+
+def _complex_of(g, like):
+    """The real ``g`` as a complex value of ``like``'s dtype (imaginary part 0)."""
+    return cast(g, like.dtype) if _is_complex(like) else g
+
+
+def _i(dtype):
+    return np.asarray(1j, dtype)
+
+
+# fmt: off
+conj_p = unary("conj", xp.conjugate, lambda g, ans, x: conj(g), emit="np.conjugate({0})",
+               dtype=ufunc_dtype(np.conjugate))
+real_p = unary("real", xp.real, lambda g, ans, x: _complex_of(g, x), emit="np.real({0})",
+               dtype=_real_dtype, jvp=lambda t, ans, x: real(t))
+# d imag(z) = imag(dz); TensorFlow's cotangent is complex(0, g)
+imag_p = unary("imag", xp.imag,
+               lambda g, ans, x: multiply(_complex_of(g, x), _i(x.dtype)) if _is_complex(x)
+               else g * 0,
+               emit="np.imag({0})", dtype=_real_dtype, jvp=lambda t, ans, x: imag(t))
+# fmt: on
+
+
+def real(v):
+    return bind(real_p, v) if isinstance(v, Tensor) else np.real(v)
+
+
+def imag(v):
+    return bind(imag_p, v) if isinstance(v, Tensor) else np.imag(v)
+
+
+def complex_(re, im):
+    """``re + i im`` from two real tensors of one dtype (``tf.complex``)."""
+    dt = np.result_type(re.dtype, np.complex64)
+    return cast(re, dt) + multiply(cast(im, dt), _i(dt))
+
+
+# ---- which primitives take complex values, and how ------------------------------------------
+# linear with real coefficients (or selections): the rules hold in either convention
+REAL_LINEAR = {"add", "sub", "neg", "broadcast_to", "concat", "getitem", "index_add",
+               "pad", "reshape", "reduce_sum", "take", "take_add", "take_along_axis",
+               "put_along_axis_add", "transpose", "where", "cumsum", "diag_part",
+               "read_variable", "conj", "real", "imag",
+               # their derivatives are built from the rules of the primitives inside
+               "cond", "while_loop"}
+# holomorphic where defined: VJP = conj(rule(conj(g))), JVP = the rule
+HOLOMORPHIC = {"mul", "div", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square",
+               "reciprocal", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos",
+               "atan", "integer_pow", "pow", "sigmoid", "matmul", "einsum"}
+SPECIAL = {"abs", "cast"}
+
+
+def _conjugated(rule):
+    """The VJP rule of a holomorphic primitive in TensorFlow's convention."""
+    def vjp(g, ans, *xs, **params):
+        if not _is_complex(g):
+            return rule(g, ans, *xs, **params)
+        return conj(rule(conj(g), ans, *xs, **params))
+    vjp.__wrapped__ = rule
+    return vjp
+
+
+def _conjugated_all(rule):
+    def vjp(g, ans, *xs, **params):
+        if not _is_complex(g):
+            return rule(g, ans, *xs, **params)
+        return tuple(None if c is None else conj(c)
+                     for c in rule(conj(g), ans, *xs, **params))
+    vjp.__wrapped__ = rule
+    return vjp
+
+
+def _refusing(name, rule, mode):
+    """A rule that raises where a complex value meets it (a rule for real numbers only)."""
+    def checked(g, ans, *xs, **params):
+        if _is_complex(g) or _is_complex(ans) or any(_is_complex(x) for x in xs):
+            raise TypeError(
+                f"The {mode} of '{name}' is not defined for complex values in tapegrad "
+                "(complex derivatives follow TensorFlow's convention for add, mul, div, "
+                "pow, exp, log, sqrt, the trigonometric functions, abs, real, imag, conj, "
+                "matmul, einsum and the shape operations only).")
+        return rule(g, ans, *xs, **params)
+    checked.__wrapped__ = rule
+    return checked
+
+
+def _pow_y_rule(rule):
+    """d/dy x**y = x**y log x. The real rule defines it as 0 for x <= 0; for complex x it
+    is x**y log x wherever x != 0 (TensorFlow's mask), through the conjugation above."""
+    def r(g, ans, x, y):
+        if not _is_complex(x):
+            return rule(g, ans, x, y)
+        nz = x != 0
+        return g * ans * where(nz, log(where(nz, x, 1)), 0)
+    return r
+
+
+def _abs_jvp(rule):
+    """d|z| = Re(conj(z / |z|) dz): real, and consistent with the VJP ``g * z / |z|``."""
+    def jvp(t, ans, x):
+        if not _is_complex(x):
+            return rule(t, ans, x)
+        return real(multiply(conj(sign(x)), t))
+    return jvp
+
+
+def _cast_rules(vjp, jvp):
+    """A cast from complex to real keeps the real part (as NumPy and TensorFlow do): its
+    derivative is ``real``, taken explicitly (NumPy would warn about the discarded part)."""
+    def cast_vjp(g, ans, x, *, dtype):
+        if _is_complex(g) and not _is_complex(x):
+            g = real(g)
+        return vjp(g, ans, x, dtype=dtype)
+
+    def cast_jvp(t, ans, x, *, dtype):
+        if _is_complex(t) and np.dtype(dtype).kind != "c":
+            t = real(t)
+        return jvp(t, ans, x, dtype=dtype)
+    return (cast_vjp,), (cast_jvp,)
+
+
+def _wrap_rules(p, wrap):
+    if p.vjp is not None:
+        p.vjp = wrap(p.vjp, "gradient") if callable(p.vjp) else tuple(
+            None if r is None else wrap(r, "gradient") for r in p.vjp)
+    if p.jvp is not None:
+        p.jvp = wrap(p.jvp, "forward derivative") if callable(p.jvp) else tuple(
+            None if r is None else wrap(r, "forward derivative") for r in p.jvp)
+
+
+_DONE = set()
+
+
+def install():
+    """Give every registered primitive's rules TensorFlow's complex convention (once)."""
+    for name, p in PRIMITIVES.items():
+        if p.nondiff or name in _DONE or name in REAL_LINEAR:
+            continue
+        if name == "pow":
+            p.vjp = (p.vjp[0], _pow_y_rule(p.vjp[1]))
+        if name in HOLOMORPHIC:
+            p.vjp = _conjugated_all(p.vjp) if callable(p.vjp) else tuple(
+                None if r is None else _conjugated(r) for r in p.vjp)
+        elif name == "abs":  # the VJP g * z / |z| is TensorFlow's; the JVP is real
+            p.jvp = (_abs_jvp(p.jvp[0]),)
+        elif name == "cast":
+            p.vjp, p.jvp = _cast_rules(p.vjp[0], p.jvp[0])
+        else:
+            _wrap_rules(p, lambda r, mode, n=name: _refusing(n, r, mode))
+        _DONE.add(name)
+
