@@ -48,12 +48,15 @@ class Function:
         self._relaxed = {}     # structure key -> relaxed TensorSpecs (reduce_retracing)
         self._bound = weakref.WeakKeyDictionary()
         self._sig = _signature(fn)  # None for builtins: no introspection, no kwargs binding
-        # With reduce_retracing or None dimensions, a program traced at two sizes of one
-        # dimension becomes a template for other sizes (compile/template.py).
+        # With reduce_retracing or None dimensions, a program traced with symbolic sizes is
+        # rebuilt for other sizes (compile/symbolic.py), or two such traces make a template
+        # (compile/template.py).
         self._generalizes = self.reduce_retracing or any(
             isinstance(s, TensorSpec) and not s.is_fully_defined()
             for s in (self.input_signature or ()))
-        self._seen = {}        # skeleton -> (ConcreteFunction, input shapes) of a first trace
+        # skeleton -> (ConcreteFunction, input shapes, symbolic.Sizes) of the last guarded
+        # trace that could not be rebuilt alone (a two-trace template needs a second one)
+        self._seen = {}
         # skeleton -> [(Template or SymbolicTemplate, its ConcreteFunction, input shapes)]
         self._templates = {}
         self._size_bound = set()  # skeletons whose symbolic trace could not generalise
@@ -100,8 +103,6 @@ class Function:
         if cf is None:
             symbols = self._symbols(leaves, key) if self._generalizes else None
             cf = self._trace(args, kwargs, leaves, key, symbols)
-            if self._generalizes and signature.skeleton(key) not in self._templates:
-                self._learn(cf, leaves, key)
         if not kwargs and len(args) == self._nfast and cf._runner is not None and all(
                 type(a) is Tensor or type(a) is np.ndarray for a in args):
             fk = []
@@ -199,35 +200,38 @@ class Function:
                               keep=[v for k, v in leaves if k == STATIC])
         self._cache[key] = cf
         if symbols:
-            tpl = builder.sizes.finish(program, builder.sym_shapes)
+            sizes = builder.sizes
+            tpl = sizes.finish(program, builder.sym_shapes)
             skel = signature.skeleton(key)
-            if tpl is None:
+            shapes = [tuple(v.shape) for k, v in leaves if k == TENSOR]
+            if tpl is not None:
+                # several: one per side of a Python branch on the size, say
+                self._templates.setdefault(skel, []).append((tpl, cf, shapes))
+            elif sizes.leaks:  # a size was read unguarded: no template can be trusted
                 self._size_bound.add(skel)
             else:
-                # several: one per side of a Python branch on the size, say
-                self._templates.setdefault(skel, []).append(
-                    (tpl, cf, [tuple(v.shape) for k, v in leaves if k == TENSOR]))
+                self._learn(cf, shapes, skel, sizes)
         return cf
 
-    def _learn(self, cf, leaves, key):
-        """After a trace: with an earlier one at another size, try to make a template."""
-        skel = signature.skeleton(key)
-        shapes = [tuple(v.shape) for k, v in leaves if k == TENSOR]
+    def _learn(self, cf, shapes, skel, sizes):
+        """After a guarded trace that could not be rebuilt alone: with an earlier one at
+        another size that recorded the same guards, try a two-trace template."""
         first = self._seen.get(skel)
-        if first is None:
-            self._seen[skel] = (cf, shapes)
+        self._seen[skel] = (cf, shapes, sizes)
+        if first is None or first[2].guards != sizes.guards or first[2].symbols != sizes.symbols:
             return
-        if skel in self._templates:
-            return
-        sizes = template.varying_size(first[1], shapes)
-        if sizes is None:
+        d = template.varying_size(first[1], shapes)
+        if d is None:
             return
         try:
-            tpl = template.learn(first[0].raw_program, sizes[0], cf.raw_program, sizes[1])
+            tpl = template.learn(first[0].raw_program, d[0], cf.raw_program, d[1],
+                                 first[2].params, first[2].guards)
         except Exception:  # any surprise: no template, tracing stays correct
             tpl = None
         if tpl is not None:
-            self._templates[skel] = [(tpl, first[0], first[1])]
+            tpl.symbols = sizes.symbols  # the guards and expressions name these sizes
+            self._templates.setdefault(skel, []).append((tpl, first[0], first[1]))
+            self._seen.pop(skel)
 
     def _from_template(self, leaves, key):
         """A ConcreteFunction for a new size from a template, without running Python."""
@@ -252,7 +256,12 @@ class Function:
                 return None
             new_size = sizes[1]
         try:
-            program = tpl.instantiate(new_size)
+            if isinstance(tpl, symbolic.SymbolicTemplate):
+                program = tpl.instantiate(new_size)
+            else:
+                resolve = symbolic.resolver(tpl.symbols, shapes)
+                program, env = tpl.instantiate(new_size, resolve)
+                symbolic.check_guards(tpl.guards, resolve.leaf_in(env))
             cf = ConcreteFunction(program, base._slots, base._out_struct, base._kinds, key,
                                   self._specs(leaves, key),
                                   keep=[v for k, v in leaves if k == STATIC])

@@ -120,12 +120,56 @@ class SymInt(int):
         self.ctx.pin(self)
         return int.__int__(self)
 
+    # Every other way Python reads an int either stays an expression (abs and divmod ask
+    # the comparisons and arithmetic above; shifts and low-bit masks are // * %) or pins
+    # the size: int's own methods would otherwise hand out the plain value unguarded.
+    def __abs__(self): return self if self >= 0 else -self
+    def __divmod__(self, o): return self // o, self % o
+    def __rdivmod__(self, o): return o // self, o % self
+    def __trunc__(self): return self
+    __floor__ = __ceil__ = __trunc__
+
+    def __round__(self, ndigits=None):
+        return self if ndigits is None or ndigits >= 0 else round(self._pinned(), ndigits)
+
+    def __lshift__(self, o):
+        return self * (1 << o) if _small_nonneg(o) else self._pinned() << o
+
+    def __rshift__(self, o):
+        return self // (1 << o) if _small_nonneg(o) else self._pinned() >> o
+
+    def __and__(self, o):  # n & (2**k - 1) is n % 2**k for every int n
+        if _small_nonneg(o) and (int(o) & (int(o) + 1)) == 0:
+            return self % (int(o) + 1)
+        return self._pinned() & o
+
+    def __rand__(self, o): return self.__and__(o)
+    def __or__(self, o): return self._pinned() | o
+    def __ror__(self, o): return o | self._pinned()
+    def __xor__(self, o): return self._pinned() ^ o
+    def __rxor__(self, o): return o ^ self._pinned()
+    def __rlshift__(self, o): return o << self._pinned()
+    def __rrshift__(self, o): return o >> self._pinned()
+    def __invert__(self): return -self - 1
     def __int__(self): return self._pinned()
     def __index__(self): return self._pinned()
     def __float__(self): return float(self._pinned())
+    def __complex__(self): return complex(self._pinned())
     def __truediv__(self, o): return self._pinned() / o
     def __rtruediv__(self, o): return o / self._pinned()
-    def __pow__(self, o): return self._pinned() ** o
+    def __pow__(self, o, mod=None): return pow(self._pinned(), o, mod)
+    def __rpow__(self, o, mod=None): return pow(o, self._pinned(), mod)
+    def __format__(self, spec): return format(self._pinned(), spec)
+    def bit_length(self): return self._pinned().bit_length()
+    def bit_count(self): return self._pinned().bit_count()
+    def to_bytes(self, *a, **k): return self._pinned().to_bytes(*a, **k)
+    def as_integer_ratio(self): return self._pinned(), 1
+    def conjugate(self): return self
+    real = numerator = property(conjugate)
+    imag = property(lambda self: 0)
+    denominator = property(lambda self: 1)
+    def __copy__(self): return self
+    def __deepcopy__(self, memo): return self
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # NumPy computing with a size (np.sqrt(x.shape[0])): the result leaves the tracked
@@ -138,13 +182,17 @@ class SymInt(int):
             ins.append(i)
         return getattr(ufunc, method)(*ins, **kwargs)
 
-    def __repr__(self):
-        return repr(int.__int__(self))
+    def __repr__(self):  # text can be parsed or measured (len(str(n))): it pins
+        return repr(self._pinned())
 
     __str__ = __repr__
 
-    def __reduce__(self):  # a copy (deepcopy, pickle) is the plain size
-        return int, (int.__int__(self),)
+    def __reduce__(self):  # a pickle is the plain size
+        return int, (self._pinned(),)
+
+
+def _small_nonneg(o):
+    return type(o) is int and 0 <= o < 64
 
 
 def evaluate(expr, leaf):
@@ -199,7 +247,8 @@ class Sizes:
         self.symbols = symbols       # [(input index, axis)], one symbol each
         self.base = {}               # symbol -> traced size
         self.guards = []             # (op, expr, expr, result)
-        self.reasons = []            # why this trace is bound to its sizes
+        self.reasons = []            # why this program cannot be rebuilt for other sizes
+        self.leaks = []              # where a size escaped unguarded: no template at all
         self.params = {}             # equation index -> params holding SymInts
         self.consts = {}             # constant name -> (expressions, dtype)
         self.closed = False
@@ -207,6 +256,11 @@ class Sizes:
     def taint(self, why):
         if not self.closed:
             self.reasons.append(why)
+
+    def leak(self, why):
+        """A size may have been read without a guard: no template of any kind."""
+        if not self.closed:
+            self.leaks.append(why)
 
     def guard(self, op, a, b, result):
         if not self.closed:
@@ -293,16 +347,16 @@ class Sizes:
         for v in values:
             axes = sym_axes.get(v.name, ())
             if any(s in base for i, s in enumerate(v.shape) if i not in axes):
-                self.reasons.append(f"the size appears untracked in the shape of {v.name}")
+                self.leaks.append(f"the size appears untracked in the shape of {v.name}")
         for i, e in enumerate(program.equations):
             sym = self.params.get(i, {})
             for k, v in e.params:
                 if k not in sym and any(n in base for n in _plain_ints(v)):
-                    self.reasons.append(f"the size appears untracked in {e.prim.name}.{k}")
+                    self.leaks.append(f"the size appears untracked in {e.prim.name}.{k}")
                 # x[n - 1] with a plain n - 1: a Python loop over range(n), most likely
                 if type(v) is Index and k not in sym and any(
                         n + 1 in base or -n in base for n in _plain_ints(v) if n):
-                    self.reasons.append(f"{e.prim.name} indexes the last element by number")
+                    self.leaks.append(f"{e.prim.name} indexes the last element by number")
         for c in program.constants:
             if c.var.name in self.consts or np.asarray(c.value).dtype.kind not in "iuf":
                 continue
@@ -310,10 +364,10 @@ class Sizes:
             for n in base:
                 if np.any(val == n) or (val.dtype.kind == "f" and np.any(
                         val == val.dtype.type(1.0 / n))):
-                    self.reasons.append(f"constant {c.var.name} holds the size or 1/size")
+                    self.leaks.append(f"constant {c.var.name} holds the size or 1/size")
         if any(len(e.outs) != 1 for e in program.equations):
             self.reasons.append("an equation with several results")
-        if self.reasons:
+        if self.reasons or self.leaks:
             return None
         return SymbolicTemplate(program, self.symbols, self.params, self.consts, sym_axes,
                                 self.guards)
@@ -361,7 +415,7 @@ def note_conversion(value):
         v = entry.f_locals.get(n)
         if _checked(v) and not _known(v, users):
             where = f"{users[0].f_code.co_filename}:{users[0].f_lineno}"
-            sizes.taint(f"a number computed while tracing ({where}) may depend on the size")
+            sizes.leak(f"a number computed while tracing ({where}) may depend on the size")
             return
 
 
@@ -464,10 +518,31 @@ class SymbolicTemplate:
         # value's dimension) is filled in once every shape is known
         program = template.rebuild(p, lambda v, i: shapes[i], lambda c, i: c, params, define)
         program = program.replace(constants=tuple(constant(c) for c in program.constants))
-        for op, a, b, result in self.guards:
-            if _COMPARE[op](evaluate(a, leaf), evaluate(b, leaf)) != result:
-                raise ValueError("a size guard does not hold")
+        check_guards(self.guards, leaf)
         return program
+
+
+def check_guards(guards, leaf):
+    """Raise ValueError unless every recorded comparison of a size gives its traced result
+    (``leaf`` as for ``evaluate``)."""
+    for op, a, b, result in guards:
+        if _COMPARE[op](evaluate(a, leaf), evaluate(b, leaf)) != result:
+            raise ValueError("a size guard does not hold")
+
+
+def resolver(symbols, shapes):
+    """``resolve(param, env)`` for ``template.Template``: ``param`` with each ``SymInt``
+    evaluated at the sizes of input ``shapes`` and the dimensions of values in ``env``."""
+    sizes = [shapes[i][axis] for i, axis in symbols]
+
+    def leaf_in(env):
+        return lambda e: sizes[e[1]] if e[0] == "s" else env[e[1]].shape[e[2]]
+
+    def resolve(param, env):
+        leaf = leaf_in(env)
+        return subst(param, lambda s: evaluate(s.expr, leaf))
+    resolve.leaf_in = leaf_in
+    return resolve
 
 
 def _eval_nested(v, value):

@@ -1,14 +1,16 @@
 """Shape templates: a program traced at two sizes of one dimension, reused for a third size
 without running the Python function again (``reduce_retracing``, ``None`` dimensions).
 
-Two traces of the same function at sizes d1 and d2 are compared equation by equation. They
-must agree exactly, except for integer params that move with the size; each of those is
-fitted as ``a * d + c`` with an integer ``a``. Anything else that differs — a constant (such
-as the ``1 / d`` of a mean over that dimension), a structural change, a non-integer param —
-means there is no template and the function is traced as usual. A new size is then filled in
-and every shape is re-derived by the primitives' shape rules and checked, so a param that
-does not really follow the fit (a reshape to ``d * d``, say) fails the check, and tracing
-takes over: the template never produces a program that the checker would not accept.
+This is the fallback for traces with symbolic sizes (``compile/symbolic.py``) whose program
+cannot be rebuilt from one trace (a constant repeated along the size, a shape rule that fails
+at the probe size). Nothing is assumed from the two programs alone: a Python function may
+branch on the size, so both traces must have run with guarded ``SymInt`` sizes, leaked no
+size, and recorded the same guards, which every new size must pass. The traces must agree
+exactly, except for params that hold a size expression: each is evaluated for the new size
+from the expression the trace recorded, never fitted. A constant may differ only by
+repeating one slice along the size (the seed rows of a batch Jacobian). The new program's
+shapes are re-derived by the primitives' shape rules and checked, so the template never
+produces a program that the checker would not accept.
 """
 import numpy as np
 
@@ -18,14 +20,16 @@ from tapegrad.ir import Var
 class Template:
     """How to rebuild ``program`` (traced at size ``d1``) for another size."""
 
-    def __init__(self, program, d1, input_axes, rules, consts):
+    def __init__(self, program, d1, input_axes, rules, consts, guards):
         self.program, self.d1 = program, d1
         self.input_axes = input_axes  # per input: the axes that carry the varying size
-        self.rules = rules            # per equation: params rule (see _param_rule)
+        self.rules = rules            # per equation, per param: _SAME or ("expr", param with SymInts)
         self.consts = consts          # per constant: None, or the axes it is repeated along
+        self.guards = guards          # the size guards both traces recorded
 
-    def instantiate(self, d):
-        """The program for size ``d`` (IRError or ValueError if it is inconsistent)."""
+    def instantiate(self, d, resolve):
+        """The program for size ``d`` and its values by name (IRError or ValueError if it is
+        inconsistent); ``resolve(param, env)`` evaluates a param holding size expressions."""
         def input_shape(v, i):
             return tuple(d if j in self.input_axes[i] else s for j, s in enumerate(v.shape))
 
@@ -39,10 +43,16 @@ class Template:
                                 for j in range(c.value.ndim))]
             return type(c)(Var(c.var.name, shape, c.var.dtype), np.broadcast_to(one, shape))
 
+        env = {}
+
+        def define(v, shape):
+            env[v.name] = Var(v.name, shape, v.dtype)
+            return env[v.name]
+
         def params(i, e):
-            return tuple((k, _apply(r, v, d)) for (k, v), r in zip(e.params, self.rules[i]))
-        return rebuild(self.program, input_shape, constant, params,
-                       lambda v, shape: Var(v.name, shape, v.dtype))
+            return tuple((k, v if r is _SAME else resolve(r[1], env))
+                         for (k, v), r in zip(e.params, self.rules[i]))
+        return rebuild(self.program, input_shape, constant, params, define), env
 
 
 def rebuild(p, input_shape, constant, params, define):
@@ -76,8 +86,9 @@ def rebuild(p, input_shape, constant, params, define):
                      updates=tuple((i, env[v.name]) for i, v in p.updates))
 
 
-def learn(p1, d1, p2, d2):
-    """A ``Template`` from two traces at sizes ``d1 != d2``, or None."""
+def learn(p1, d1, p2, d2, exprs, guards):
+    """A ``Template`` from two guarded traces at sizes ``d1 != d2``, or None. ``exprs``:
+    equation index -> {param: value holding ``SymInt``\\ s} of the first trace."""
     if d1 == d2 or not _same_layout(p1, p2):
         return None
     axes = []
@@ -100,19 +111,22 @@ def learn(p1, d1, p2, d2):
     if any(a != b for a, b in zip(p1.captures, p2.captures)):
         return None
     rules = []
-    for e, f in zip(p1.equations, p2.equations):
+    for i, (e, f) in enumerate(zip(p1.equations, p2.equations)):
         if e.prim is not f.prim or len(e.outs) != 1 or len(f.outs) != 1 \
                 or [v.name for v in e.inputs] != [v.name for v in f.inputs] \
                 or e.out.name != f.out.name or [k for k, _ in e.params] != [k for k, _ in f.params]:
             return None
+        sym = exprs.get(i, {})
         rule = []
-        for (_, v1), (_, v2) in zip(e.params, f.params):
-            r = _param_rule(v1, v2, d1, d2)
-            if r is None:
+        for (k, v1), (_, v2) in zip(e.params, f.params):
+            if k in sym:  # a size expression: evaluated per size, even if it did not move
+                rule.append(("expr", sym[k]))
+            elif _same(v1, v2):
+                rule.append(_SAME)
+            else:  # a param that moved without an expression: a size read unguarded
                 return None
-            rule.append(r)
         rules.append(rule)
-    return Template(p1, d1, axes, rules, consts)
+    return Template(p1, d1, axes, rules, consts, guards)
 
 
 def _repeated_axes(a, b, d1, d2):
@@ -143,35 +157,15 @@ def _same_layout(p1, p2):
 _SAME = ("same",)
 
 
-def _param_rule(v1, v2, d1, d2):
-    """``_SAME``, ``("lin", a, c)`` for an int ``a * d + c``, a tuple of rules, or None."""
+def _same(v1, v2):
     if type(v1) is not type(v2):
-        return None
-    if isinstance(v1, (int, np.integer)) and not isinstance(v1, (bool, np.bool_)):
-        if v1 == v2:
-            return _SAME
-        a, rem = divmod(int(v2) - int(v1), d2 - d1)
-        return None if rem else ("lin", a, int(v1) - a * d1)
-    if type(v1) is tuple:
-        if len(v1) != len(v2):
-            return None
-        rules = [_param_rule(a, b, d1, d2) for a, b in zip(v1, v2)]
-        if any(r is None for r in rules):
-            return None
-        return _SAME if all(r is _SAME for r in rules) else ("tuple", rules)
+        return False
     try:
-        equal = bool(v1 == v2) if not isinstance(v1, np.ndarray) else np.array_equal(v1, v2)
+        if isinstance(v1, np.ndarray):
+            return np.array_equal(v1, v2)
+        return bool(v1 == v2)
     except (TypeError, ValueError):
-        return None
-    return _SAME if equal else None
-
-
-def _apply(rule, v, d):
-    if rule is _SAME:
-        return v
-    if rule[0] == "lin":
-        return rule[1] * d + rule[2]
-    return tuple(_apply(r, x, d) for r, x in zip(rule[1], v))
+        return False
 
 
 def varying_size(shapes1, shapes2):
