@@ -3,6 +3,7 @@ size, each compared with eager at sizes on both sides of its branches (the trace
 included), under an ``input_signature`` with ``None``, under ``reduce_retracing``, and
 through the two-trace template (compile/template.py) alone."""
 import math
+import numbers
 import operator
 
 import numpy as np
@@ -44,6 +45,17 @@ IDIOMS = {
     "sum_list": lambda x: x * sum([x.shape[0], 1]),
     "len_range": lambda x: x * len(range(x.shape[0])),
     "range_loop_index": lambda x: _loop_sum(x),
+    "range_loop_no_index": lambda x: _loop_scale(x),
+    "list_index": lambda x: x * [9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8][x.shape[0]],
+    "tuple_repeat_len": lambda x: x * len((0,) * x.shape[0]),
+    "sum_of_range": lambda x: x * sum(reversed(range(x.shape[0]))),
+    "math_gcd": lambda x: x * math.gcd(x.shape[0], 4),
+    "math_isqrt": lambda x: x * math.isqrt(x.shape[0]),
+    "min_of_list": lambda x: x * min([x.shape[0], 5, 7]),
+    "hex_len": lambda x: x * len(hex(x.shape[0])),
+    "bytes_len": lambda x: x * len(bytes(x.shape[0])),
+    "numpy_full_constant": lambda x: x + tf.constant(np.full((x.shape[0],), 2.0)),
+    "integral_check": lambda x: x * 2.0 if isinstance(x.shape[0], numbers.Integral) else x,
     "list_repeat_concat": lambda x: tf.concat([x] * x.shape[0], 0),
     "list_slice": lambda x: x * len([1, 2, 3, 4, 5, 6][:x.shape[0]]),
     "slice_half": lambda x: x[:x.shape[0] // 2],
@@ -82,6 +94,13 @@ def _loop_sum(x):
     for i in range(x.shape[0]):
         total = total + x[i]
     return total
+
+
+def _loop_scale(x):
+    y = x
+    for _ in range(x.shape[0]):
+        y = y * 1.5
+    return y
 
 
 def _halve(x):

@@ -1,32 +1,39 @@
 """Symbolic sizes: trace a function once for every size of its ``None`` dimensions.
 
 In a generalising trace (``input_signature`` with ``None`` dimensions, or the relaxed retrace
-of ``reduce_retracing``) each such dimension of an input is a ``SymInt``: an ``int`` whose
-value is the size of this call, so Python code runs as usual, but whose arithmetic
-(``+ - * // %``) returns new ``SymInt``\\ s carrying an exact expression of the sizes. Params
-such as a reshape's shape thus come out as expressions, and ``tf.shape``, a mean's count
-or ``tf.ones([n])`` become constants or equations whose values are re-evaluated per size.
+of ``reduce_retracing``) each such dimension of an input is a ``SymInt``: an integer
+(``numbers.Integral``) whose value is the size of this call, so Python code runs as usual,
+but whose arithmetic (``+ - * // %``, ``divmod``, ``abs``, shifts) returns new ``SymInt``\\ s
+carrying an exact expression of the sizes. Params such as a reshape's shape thus come out as
+expressions, and ``tf.shape``, a mean's count or ``tf.ones([n])`` become constants or
+equations whose values are re-evaluated per size.
 
 A program is only reused for a new size when nothing says it might be wrong there:
 
-- every comparison or truth test of a ``SymInt`` (Python branching on ``x.shape[0]``) is a
-  *guard*, re-evaluated at the new size; ``int()``, ``float()`` and ``hash()`` of one pin
-  the size exactly;
+- every comparison or truth test of a ``SymInt`` (Python branching on ``x.shape[0]``,
+  ``max``, ``min``, ``in``) is a *guard*, re-evaluated at the new size; every other read of
+  its value pins the size exactly (a guard ``n == traced n``): ``int()``, ``float()``,
+  ``hash()``, ``str()``, ``/``, ``**``, and ``__index__`` and ``__array__``, which is how
+  ``range(n)``, ``seq[n]``, ``[x] * n``, ``math.gcd`` and NumPy read it. That is why it is
+  not an ``int`` subclass: CPython and NumPy read an int subclass's value without asking;
 - every equation's shape rule also runs at a second, *probe* size while tracing; the output
   dimensions that move with it become ``SymInt``\\ s (so ``y.shape[0]`` of any intermediate
   is symbolic too), and a rule that fails at the probe size marks the trace as size-bound;
-- the size can still escape where Python reads an ``int`` without asking it (NumPy,
-  ``range``), so a finished program in which the traced size appears untracked — a
-  dimension, an integer param or index, a constant equal to ``n`` or ``1 / n`` — is not
+- as a second line of defence, a finished program in which the traced size appears
+  untracked — a dimension, an integer param or index, a constant equal to ``n`` or
+  ``1 / n`` — or a number of unknown origin passed to tapegrad (``note_conversion``) is not
   reused (a coincidence only costs a retrace);
 - a new size rebuilds the program with the primitives' shape rules, requires every
   dimension that did not move to keep its value, checks the guards, the program
   (``ir.check``) and one run on zeros (see ``Function._from_template``).
 
 Anything else — an exception, a control-flow sub-program over a sized tensor — means the
-function is traced per size (or learns a template from two traces, ``template.py``).
+function is traced per size (or learns a guarded template from two traces, ``template.py``).
+Code that checks a size's value only to validate it, where the rebuilt program's shape rules
+repeat the check at every size, reads it with ``core.tensor.sizes_now`` (no guard).
 """
 import inspect
+import numbers
 import operator
 import os
 import sys
@@ -48,25 +55,32 @@ _COMPARE = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": opera
             "gt": operator.gt, "ge": operator.ge}
 
 
-class SymInt(int):
-    """A size known now (``int`` value) and as an expression of the traced sizes (``expr``).
+class SymInt:
+    """A size known now (``value``) and as an expression of the traced sizes (``expr``).
 
+    Not an ``int`` subclass on purpose: CPython reads an int subclass's value directly, never
+    asking it, in ``range(n)``, ``seq[n]``, ``seq[:n]``, ``[x] * n``, ``math.gcd`` and
+    NumPy's array constructors, so a size could leave unguarded. A plain object must be
+    asked (``__index__``, ``__int__``, ``__array__``), and each of those pins the size.
     ``vals`` holds the value at the traced sizes and at the probe sizes.
     """
 
-    def __new__(cls, vals, expr, ctx):
-        self = int.__new__(cls, vals[0])
+    __slots__ = ("value", "vals", "expr", "ctx")
+
+    def __init__(self, vals, expr, ctx):
+        self.value = int(vals[0])
         self.vals, self.expr, self.ctx = vals, expr, ctx
-        return self
 
     def _binary(self, other, op, swap=False):
         if isinstance(other, SymInt):
             ovals, oexpr = other.vals, other.expr
-        elif type(other) is int or isinstance(other, np.integer):
+        elif isinstance(other, (int, np.integer)) and not isinstance(other, (bool, np.bool_)):
             ovals, oexpr = (int(other),) * 2, int(other)
+        elif isinstance(other, (bool, np.bool_)):
+            return self._binary(int(other), op, swap)
         else:  # a float or anything else: the value leaves the tracked world
-            self.ctx.pin(self)
-            return NotImplemented
+            a, b = (other, self._pinned()) if swap else (self._pinned(), other)
+            return _BINARY[op](a, b)
         f = _BINARY[op]
         a, b = (ovals, self.vals) if swap else (self.vals, ovals)
         value = f(a[0], b[0])
@@ -92,13 +106,15 @@ class SymInt(int):
     def __pos__(self): return self
 
     def _compare(self, other, op):
-        if not isinstance(other, (int, np.integer)) or isinstance(other, bool):
-            if isinstance(other, (float, np.floating)):
-                self.ctx.pin(self)
-            return getattr(int, f"__{op}__")(self, other)
-        b = other.expr if isinstance(other, SymInt) else int(other)
-        result = _COMPARE[op](int.__int__(self), int.__int__(other) if isinstance(
-            other, SymInt) else int(other))
+        if isinstance(other, SymInt):
+            b, bv = other.expr, other.value
+        elif isinstance(other, (int, np.integer)):
+            b = bv = int(other)
+        elif isinstance(other, (float, np.floating)):
+            return _COMPARE[op](self._pinned(), other)
+        else:
+            return NotImplemented
+        result = _COMPARE[op](self.value, bv)
         self.ctx.guard(op, self.expr, b, result)
         return result
 
@@ -114,11 +130,11 @@ class SymInt(int):
 
     def __hash__(self):
         self.ctx.pin(self)
-        return int.__hash__(int.__int__(self))
+        return hash(self.value)
 
     def _pinned(self):
         self.ctx.pin(self)
-        return int.__int__(self)
+        return self.value
 
     # Every other way Python reads an int either stays an expression (abs and divmod ask
     # the comparisons and arithmetic above; shifts and low-bit masks are // * %) or pins
@@ -171,6 +187,9 @@ class SymInt(int):
     def __copy__(self): return self
     def __deepcopy__(self, memo): return self
 
+    def __array__(self, dtype=None, copy=None):  # np.asarray(n), np.zeros(n), np.prod
+        return np.asarray(self._pinned(), dtype)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # NumPy computing with a size (np.sqrt(x.shape[0])): the result leaves the tracked
         # world, so the trace holds for these sizes only. (NumPy asks an int subclass here;
@@ -189,6 +208,9 @@ class SymInt(int):
 
     def __reduce__(self):  # a pickle is the plain size
         return int, (self._pinned(),)
+
+
+numbers.Integral.register(SymInt)
 
 
 def _small_nonneg(o):
@@ -267,7 +289,7 @@ class Sizes:
             self.guards.append((op, a, b, result))
 
     def pin(self, s):
-        self.guard("eq", s.expr, int.__int__(s), True)
+        self.guard("eq", s.expr, s.value, True)
 
     def input_shape(self, k_input, shape):
         """The shape of input ``k_input`` with a ``SymInt`` at each symbolic axis."""

@@ -381,9 +381,21 @@ def _safe_cast(arr, dtype, orig):
 
 def holds_size(v):
     """True for a symbolic size (``compile/symbolic.py``'s ``SymInt``) or a list with one."""
-    if isinstance(v, int):
-        return type(v) is not int and type(v) is not bool and hasattr(v, "expr")
-    return isinstance(v, (list, tuple)) and any(holds_size(x) for x in v)
+    if isinstance(v, (list, tuple)):
+        return any(holds_size(x) for x in v)
+    return is_size(v)
+
+
+def is_size(v):
+    """True for one symbolic size (``compile/symbolic.py``'s ``SymInt``)."""
+    return type(v).__name__ == "SymInt" and hasattr(v, "expr")
+
+
+def sizes_now(shape):
+    """``shape`` with each symbolic size replaced by its value at this trace's size, for a
+    check that the program's shape rules repeat at every size it is rebuilt for (so the read
+    needs no guard)."""
+    return tuple(s.value if is_size(s) else s for s in shape)
 
 
 def note_conversion(value):

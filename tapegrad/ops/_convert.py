@@ -11,7 +11,7 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.state import STATE
-from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, note_conversion
+from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size, note_conversion
 
 _wrap = Tensor._wrap
 
@@ -147,6 +147,8 @@ def static_shape(shape):
         return tuple(int(s) for s in a.reshape(-1))
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
+    if is_size(shape):  # one symbolic size (compile/symbolic.py)
+        return (shape,)
     out = []
     for s in shape:
         if s is None:

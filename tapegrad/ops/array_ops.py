@@ -7,7 +7,7 @@ import numpy as np
 from tapegrad.core import dtypes as _dt
 from tapegrad.core.dispatch import bind
 from tapegrad.core.state import STATE
-from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size
+from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size, sizes_now
 from tapegrad.core.tensor import full as _full
 from tapegrad.ops._convert import axis1, static_shape, tensor
 from tapegrad.ops._convert import cast as _cast
@@ -83,7 +83,7 @@ def broadcast_to(input, shape, name=None):
     if shape == tuple(x.shape):
         return x
     try:
-        np.broadcast_shapes(x.shape, shape)
+        np.broadcast_shapes(sizes_now(x.shape), sizes_now(shape))
     except ValueError:
         raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(x.shape)} to "
                          f"{shape}.") from None
@@ -353,12 +353,17 @@ def _norm_index(key, x):
     return S.Index(tuple(out))
 
 
+def _key_now(key):
+    return tuple(slice(*sizes_now((k.start, k.stop, k.step))) if type(k) is slice
+                 else k.value if is_size(k) else k for k in key)
+
+
 def getitem(x, key):
     """``x[key]``: ints, slices with steps, Ellipsis, None, integer and boolean arrays."""
     x = tensor(x)
     idx = _norm_index(key, x)
     try:  # a zero-strided array checks the index without allocating x's size
-        np.broadcast_to(np.empty((), bool), x.shape)[idx.key]
+        np.broadcast_to(np.empty((), bool), sizes_now(x.shape))[_key_now(idx.key)]
     except IndexError as e:
         raise IndexError(f"Index {key!r} is out of range for a tensor of shape "
                          f"{tuple(x.shape)}: {e}") from None
