@@ -12,6 +12,7 @@ from benchmarks.workloads import (
     w6_overhead,
     w7_scale,
     w8_cnn,
+    w9_keras,
 )
 
 WORKLOADS = {
@@ -23,4 +24,5 @@ WORKLOADS = {
     "W6": w6_overhead,
     "W7": w7_scale,
     "W8": w8_cnn,
+    "W9": w9_keras,
 }

@@ -8,6 +8,7 @@ object reduces those, by default to their mean (``"sum_over_batch_size"``).
 >>> float(keras.losses.MeanSquaredError()([[0.0, 1.0]], [[1.0, 1.0]]))
 0.5
 """
+import math
 import warnings
 
 from tapegrad.keras import _tf as tf
@@ -17,10 +18,12 @@ _REDUCTIONS = ("sum_over_batch_size", "sum", None, "none", "mean", "mean_with_sa
 
 
 def _pair(y_true, y_pred):
-    y_pred = tf.convert_to_tensor(y_pred)
+    if type(y_pred) is not tf.Tensor:
+        y_pred = tf.convert_to_tensor(y_pred)
     if y_pred.dtype.kind != "f":
         y_pred = tf.cast(y_pred, backend.floatx())
-    y_true = tf.cast(tf.convert_to_tensor(y_true), y_pred.dtype)
+    if type(y_true) is not tf.Tensor or y_true.dtype != y_pred.dtype:
+        y_true = tf.cast(tf.convert_to_tensor(y_true), y_pred.dtype)
     return squeeze_or_expand_to_same_rank(y_true, y_pred)
 
 
@@ -158,8 +161,11 @@ class Loss:
         self.dtype = dtype or backend.floatx()
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        y_pred = tf.nest.map_structure(lambda x: _as(x, self.dtype), y_pred)
-        y_true = tf.nest.map_structure(lambda x: _as(x, self.dtype), y_true)
+        if type(y_pred) is tf.Tensor and y_pred.dtype == self.dtype:
+            y_true = _as(y_true, self.dtype)
+        else:
+            y_pred = tf.nest.map_structure(lambda x: _as(x, self.dtype), y_pred)
+            y_true = tf.nest.map_structure(lambda x: _as(x, self.dtype), y_true)
         losses = self.call(y_true, y_pred)
         return reduce_weighted_values(losses, sample_weight, self.reduction, self.dtype)
 
@@ -175,13 +181,13 @@ class Loss:
 
 
 def _as(x, dtype):
-    t = tf.convert_to_tensor(x)
-    return t if t.dtype.name == dtype else tf.cast(t, dtype)
+    t = x if type(x) is tf.Tensor else tf.convert_to_tensor(x)
+    return t if t.dtype == dtype else tf.cast(t, dtype)  # dtype == "float32" holds too
 
 
 def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch_size",
                            dtype=None):
-    values = _as(values, dtype or values.dtype.name)
+    values = _as(values, dtype or values.dtype)
     if sample_weight is not None:
         sw = _as(sample_weight, values.dtype.name)
         values, sw = squeeze_or_expand_to_same_rank(values, sw)
@@ -193,9 +199,13 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
         return loss
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
         divisor = tf.reduce_sum(_as(sample_weight, values.dtype.name))
-    else:
-        divisor = tf.cast(tf.size(values), values.dtype)
-    return tf.math.divide_no_nan(loss, divisor)
+        return tf.math.divide_no_nan(loss, divisor)
+    count = math.prod(values.shape)
+    if type(count) is int and count > 0:
+        # a known, nonzero count: a plain division (what divide_no_nan computes then), with
+        # no new constant per call, so the tapes of a training loop stay alike
+        return loss / float(count)
+    return tf.math.divide_no_nan(loss, tf.cast(tf.size(values), values.dtype))
 
 
 class LossFunctionWrapper(Loss):

@@ -35,6 +35,7 @@ _CONTEXT = threading.local()
 # it, and a WeakKeyDictionary would compare tensors with their elementwise ``==``.
 _PATHS = {}
 _SIGNATURES = {}
+_WITH_LOSSES = weakref.WeakSet()  # layers whose add_loss losses are not cleared yet
 
 
 def _call_facts(cls):
@@ -86,6 +87,7 @@ class Layer(tf.Module):
             type(self).__name__)))
         self._trainable = trainable
         self._dtype = backend.standardize_dtype(getattr(dtype, "name", dtype))
+        self._np_dtype = np.dtype(self._dtype)
         self.autocast = autocast
         self.built = False
         self.input_spec = None
@@ -243,6 +245,7 @@ class Layer(tf.Module):
 
     def add_loss(self, loss):
         self._losses.append(loss)
+        _WITH_LOSSES.add(self)
 
     # -- dtypes --------------------------------------------------------------------------
     @property
@@ -274,12 +277,13 @@ class Layer(tf.Module):
         return x
 
     def __call__(self, *args, **kwargs):
-        from tapegrad.keras.layers import symbolic
-        if symbolic.any_symbolic(args, kwargs):
-            return symbolic.symbolic_call(self, args, kwargs)
         a0 = args[0] if args else None
         if not (len(args) == 1 and type(a0) is tf.Tensor and (
-                a0.dtype.kind != "f" or a0.dtype.name == self._dtype)):
+                a0.dtype is self._np_dtype or a0.dtype.kind != "f")):
+            # not the common case of one tensor of the right dtype
+            from tapegrad.keras.layers import symbolic
+            if symbolic.any_symbolic(args, kwargs):
+                return symbolic.symbolic_call(self, args, kwargs)
             args = tuple(tf.nest.map_structure(self._convert, a) for a in args)
         first = args[0] if args else next(iter(kwargs.values()), None)
         if self.input_spec is not None:
@@ -321,8 +325,11 @@ class Layer(tf.Module):
             assert_input_compatibility(self.input_spec, first, self.name)
 
     def _clear_losses(self):
+        if not _WITH_LOSSES:  # the common case: no layer anywhere holds added losses
+            return
         for layer in self._flatten_layers():
             layer._losses.clear()
+            _WITH_LOSSES.discard(layer)
 
     def compute_output_shape(self, input_shape):
         from tapegrad.keras.layers import symbolic
@@ -353,7 +360,7 @@ class Layer(tf.Module):
 
 _MISSING = object()
 # bookkeeping attributes: never layers or variables, set without tracking
-_PLAIN = frozenset({"_name", "_trainable", "_dtype", "_input_shape_arg", "built", "autocast",
+_PLAIN = frozenset({"_name", "_trainable", "_dtype", "_np_dtype", "_input_shape_arg", "built", "autocast",
                     "input_spec", "activity_regularizer", "_losses", "_regularizers",
                     "_constraints", "supports_masking"})
 __all__ = ["Layer", "InputSpec"]

@@ -25,8 +25,10 @@ class InputSpec:
 
 def assert_input_compatibility(input_spec, inputs, layer_name):
     """Raise Keras's ValueError when ``inputs`` do not fit ``input_spec``."""
-    specs = tf.nest.flatten(input_spec)
-    xs = tf.nest.flatten(inputs)
+    if type(input_spec) is InputSpec and hasattr(inputs, "shape"):
+        specs, xs = (input_spec,), (inputs,)  # one spec, one tensor: no flattening
+    else:
+        specs, xs = tf.nest.flatten(input_spec), tf.nest.flatten(inputs)
     if len(xs) != len(specs):
         raise ValueError(f'Layer "{layer_name}" expects {len(specs)} input(s), but it '
                          f"received {len(xs)} input tensors. Inputs received: {xs}")

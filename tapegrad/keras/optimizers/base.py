@@ -45,6 +45,8 @@ class _ArrayOps:
 
     @staticmethod
     def cast(x, dtype):
+        if type(x) is np.ndarray and x.dtype == dtype:
+            return x
         return np.asarray(x._value if isinstance(x, tf.Tensor) else x, dtype=dtype)
 
     @staticmethod
@@ -59,8 +61,8 @@ class _ArrayOps:
 
 class Optimizer:
     """Base class. A subclass names its per-variable state in ``_slots`` and writes
-    ``_rule(xp, gradient, variable, slots, lr, step)``, returning the new variable and slot
-    values; or overrides Keras's ``update_step(gradient, variable, learning_rate)``."""
+    ``_rule(xp, gradient, variable, slots, c)``, returning the new variable and slot
+    values, where ``c`` holds the step's scalars from ``_constants``; or overrides Keras's ``update_step(gradient, variable, learning_rate)``."""
 
     _slots = ()
     _slot_initializer = "zeros"
@@ -255,15 +257,22 @@ class Optimizer:
                 self.update_step(g, v, lr_value)
             return
         self._begin(xp, step_value)
+        constants = {}  # the step's scalars, once per dtype (they are the same per variable)
         for g, v in zip(grads, variables):
             i = self._index[id(v)]
+            c = constants.get(v.dtype)
+            if c is None:
+                c = constants[v.dtype] = self._constants(
+                    xp, xp.cast(lr_value, v.dtype), xp.cast(step_value, v.dtype), v.dtype)
             slots = [xp.read(s[i]) for s in self._slot_vars]
-            new_v, new_slots = self._rule(xp, xp.cast(g, v.dtype), xp.read(v), slots,
-                                          xp.cast(lr_value, v.dtype), xp.cast(step_value,
-                                                                              v.dtype))
+            new_v, new_slots = self._rule(xp, xp.cast(g, v.dtype), xp.read(v), slots, c)
             for s, value in zip(self._slot_vars, new_slots):
                 xp.write(s[i], value)
             xp.write(v, new_v)
+
+    def _constants(self, xp, lr, step, dtype):
+        """The scalars of one step that ``_rule`` uses (by default the learning rate)."""
+        return lr
 
     def _begin(self, xp, step):
         """Once per step, before the per-variable rules (Nadam's running product)."""

@@ -21,7 +21,7 @@ class SGD(Optimizer):
         self.momentum, self.nesterov = momentum, nesterov
         self._slots = ("momentum",) if momentum != 0 else ()
 
-    def _rule(self, xp, g, v, slots, lr, step):
+    def _rule(self, xp, g, v, slots, lr):
         if self.momentum == 0:
             return v - g * lr, ()
         m = slots[0] * self.momentum - g * lr
@@ -39,11 +39,12 @@ class Adam(Optimizer):
         self.beta_1, self.beta_2, self.epsilon, self.amsgrad = beta_1, beta_2, epsilon, amsgrad
         self._slots = ("momentum", "velocity") + (("velocity_hat",) if amsgrad else ())
 
-    def _rule(self, xp, g, v, slots, lr, step):
-        dtype = v.dtype
+    def _constants(self, xp, lr, step, dtype):
         b1_power = xp.power(xp.cast(self.beta_1, dtype), step)
         b2_power = xp.power(xp.cast(self.beta_2, dtype), step)
-        alpha = lr * xp.sqrt(1 - b2_power) / (1 - b1_power)
+        return lr * xp.sqrt(1 - b2_power) / (1 - b1_power)
+
+    def _rule(self, xp, g, v, slots, alpha):
         m = slots[0] + (g - slots[0]) * (1 - self.beta_1)
         vel = slots[1] + (xp.square(g) - slots[1]) * (1 - self.beta_2)
         new = (m, vel)
@@ -75,7 +76,7 @@ class RMSprop(Optimizer):
         self._slots = ("velocity",) + (("momentum",) if momentum > 0 else ()) + (
             ("average_gradient",) if centered else ())
 
-    def _rule(self, xp, g, v, slots, lr, step):
+    def _rule(self, xp, g, v, slots, lr):
         rho = self.rho
         vel = rho * slots[0] + (1 - rho) * xp.square(g)
         new = [vel]
@@ -111,7 +112,7 @@ class Adagrad(Optimizer):
         from tapegrad.keras.initializers import Constant
         return Constant(self.initial_accumulator_value)
 
-    def _rule(self, xp, g, v, slots, lr, step):
+    def _rule(self, xp, g, v, slots, lr):
         acc = slots[0] + xp.square(g)
         return v - (lr * g) / xp.sqrt(acc + self.epsilon), (acc,)
 
@@ -139,15 +140,17 @@ class Nadam(Optimizer):
         xp.write(self._u_product, u * self.beta_1 * (1.0 - 0.5 * xp.power(
             xp.cast(0.96, u.dtype), step)))
 
-    def _rule(self, xp, g, v, slots, lr, step):
-        dtype = v.dtype
+    def _constants(self, xp, lr, step, dtype):
         decay, beta_1 = xp.cast(0.96, dtype), xp.cast(self.beta_1, dtype)
-        beta_2 = xp.cast(self.beta_2, dtype)
         u_t = beta_1 * (1.0 - 0.5 * xp.power(decay, step))
         u_t_1 = beta_1 * (1.0 - 0.5 * xp.power(decay, step + 1))
         u_product_t = xp.cast(xp.read(self._u_product), dtype)
-        u_product_t_1 = u_product_t * u_t_1
-        b2_power = xp.power(beta_2, step)
+        b2_power = xp.power(xp.cast(self.beta_2, dtype), step)
+        return lr, u_t, u_t_1, u_product_t, u_product_t * u_t_1, b2_power
+
+    def _rule(self, xp, g, v, slots, c):
+        lr, u_t, u_t_1, u_product_t, u_product_t_1, b2_power = c
+        beta_1, beta_2 = xp.cast(self.beta_1, v.dtype), xp.cast(self.beta_2, v.dtype)
         m = slots[0] + (g - slots[0]) * (1 - beta_1)
         vel = slots[1] + (xp.square(g) - slots[1]) * (1 - beta_2)
         m_hat = (u_t_1 * m) / (1 - u_product_t_1) + ((1 - u_t) * g) / (1 - u_product_t)
