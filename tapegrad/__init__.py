@@ -35,6 +35,10 @@ from tapegrad.ops.control_flow_ops import cond, while_loop  # noqa: F401
 from tapegrad import saved  # noqa: F401
 from tapegrad import sparsity  # noqa: F401
 from tapegrad import data  # noqa: F401
+from tapegrad.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
+from tapegrad.ops.gather_ops import repeat  # noqa: F401
+from tapegrad import dtypes, image, train, version  # noqa: F401
+__version__ = version.VERSION  # the TF API followed + tapegrad's own: see tapegrad/version.py
 saved_model = saved  # TensorFlow's name: tf.saved_model.save / load
 
 newaxis = None

@@ -1,2 +1,3 @@
 """``tf.nn``."""
 from tapegrad.ops.nn_ops import *  # noqa: F401,F403
+from tapegrad.ops.gather_ops import embedding_lookup  # noqa: F401

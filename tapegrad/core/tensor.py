@@ -104,6 +104,19 @@ class Tensor:
 
     __str__ = __repr__
 
+    def __format__(self, spec):
+        """As TensorFlow: a scalar formats as its Python number (``f"{loss:.4f}"``), any
+        other tensor as its NumPy array (which rejects a non-empty spec).
+
+        >>> import tapegrad as tf
+        >>> f"{tf.constant(0.123456):.3f} {tf.constant([1, 2])}"
+        '0.123 [1 2]'
+        """
+        if getattr(self, "_symbolic", False):
+            return object.__format__(self, spec)
+        v = np.asarray(self._value)
+        return format(v.item() if v.ndim == 0 else v, spec)
+
     def __hash__(self):  # identity hash: `==` is elementwise, as in TensorFlow 2
         return id(self)
 
@@ -309,7 +322,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     inferred = want is None
     if want is None:
         if arr.dtype.kind == "f":
-            want = _dt.float32
+            # a list of NumPy floats (a list of float64 arrays, say) keeps the first one's
+            # dtype, as TensorFlow infers it; Python floats alone are float32
+            want = _numpy_float_dtype(value) if isinstance(value, (list, tuple)) else None
+            want = want or _dt.float32
         elif arr.dtype.kind in "iu":
             want = _dt.int32 if arr.size == 0 or (
                 arr.min() >= -2**31 and arr.max() < 2**31) else _dt.int64
@@ -367,6 +383,18 @@ def _object_array(arr):
             raise ValueError("Failed to convert a NumPy array to a Tensor (Unsupported "
                              f"object type {type(v).__name__}).")
     return np.array(flat.tolist()).reshape(arr.shape) if flat.size else arr.astype(str)
+
+
+def _numpy_float_dtype(seq):
+    for v in seq:
+        if isinstance(v, (np.ndarray, np.generic)):
+            if v.dtype.kind == "f":
+                return v.dtype
+        elif isinstance(v, (list, tuple)):
+            d = _numpy_float_dtype(v)
+            if d is not None:
+                return d
+    return None
 
 
 def _safe_cast(arr, dtype, orig):

@@ -463,14 +463,35 @@ def linspace(start, stop, num, name=None, axis=0):
     return _wrap(np.linspace(float(start), float(stop), int(num)).astype(dt))
 
 
-def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1, dtype=_dt.float32, name=None):
-    """One-hot vectors of length ``depth``."""
-    i = np.asarray(tensor(indices)._value)
-    out = np.where(np.arange(int(depth)) == i[..., None], on_value, off_value).astype(
-        _dt.as_dtype(dtype))
+def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):
+    """One-hot vectors of length ``depth``; indices outside [0, depth) give all off_value.
+
+    Composed of ``equal`` and ``where``, so it works on traced indices in ``tf.function``.
+    The dtype is ``dtype``, else on_value's (a Python int gives int32), else float32.
+
+    >>> import tapegrad as tf
+    >>> tf.one_hot([0, 2, -1], 3).numpy().tolist()
+    [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    """
+    from tapegrad.primitives import elementwise as E
+    i = tensor(indices)
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"Value for attr 'TI' of {i.dtype.name} is not in the list of allowed "
+                        "values: uint8, int8, int32, int64 (one_hot indices must be integers).")
+    dt = _dt.as_dtype(dtype)
+    if dt is None:
+        given = [convert_to_tensor(v) for v in (on_value, off_value) if v is not None]
+        dt = given[0].dtype if given else _dt.float32
+    on = convert_to_tensor(1 if on_value is None else on_value, dtype=dt)
+    off = convert_to_tensor(0 if off_value is None else off_value, dtype=dt)
+    hot = bind(E.equal_p, expand_dims(i, -1), _wrap(np.arange(int(depth), dtype=i.dtype)))
+    out = bind(E.where_p, hot, on, off)
     if axis != -1:
-        out = np.moveaxis(out, -1, axis)
-    return _wrap(out)
+        a = axis1(axis, out.ndim, "one_hot")
+        perm = list(builtins.range(out.ndim - 1))
+        perm.insert(a, out.ndim - 1)
+        out = transpose(out, perm)
+    return out
 
 
 def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):

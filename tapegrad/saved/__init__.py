@@ -65,5 +65,6 @@ inconsistency raises ``LoadError`` (a ``ValueError``).
 """
 from tapegrad.saved.format import FORMAT, VERSION, VERSIONS, LoadError  # noqa: F401
 from tapegrad.saved.archive import load, save  # noqa: F401
+from tapegrad.saved.options import SaveOptions  # noqa: F401
 from tapegrad.saved.loaded import LoadedFunction  # noqa: F401
 from tapegrad.saved.transport import dumps, loads  # noqa: F401

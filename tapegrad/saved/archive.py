@@ -31,7 +31,18 @@ _DATE = (1980, 1, 1, 0, 0, 0)  # the earliest ZIP timestamp: saved files carry n
 
 
 # -- save ---------------------------------------------------------------------------------------
-def save(fn, path):
+def _check_save_args(signatures, options):
+    """TensorFlow's extra arguments: ``options`` a ``SaveOptions`` (``saved/options.py``),
+    ``signatures`` not supported (a file holds the one function given)."""
+    from tapegrad.saved.options import SaveOptions
+    if options is not None and not isinstance(options, SaveOptions):
+        raise TypeError(f"save: `options` must be a tf.saved_model.SaveOptions, got {options!r}.")
+    if signatures is not None:
+        raise NotImplementedError("save: `signatures` is not supported; a tapegrad file holds "
+                                  "the one function passed (a ConcreteFunction).")
+
+
+def save(fn, path, signatures=None, options=None):
     """Save a compiled function to ``path`` (one file): its program, constants and variables.
 
     ``fn`` is a ``ConcreteFunction`` (``f.get_concrete_function(...)``) or a
@@ -45,6 +56,7 @@ def save(fn, path):
     >>> tf.saved.load(path)(tf.constant([0.0, 1.0])).numpy().tolist()
     [1.0, 3.0]
     """
+    _check_save_args(signatures, options)
     cf = _concrete(fn)
     # The program without algebraic simplification: that one keeps zero gradients zero
     # (rather than unconnected) when the loaded function is differentiated.

@@ -1,0 +1,3 @@
+"""``tf.image``."""
+from tapegrad.ops.image_ops import (  # noqa: F401
+    ResizeMethod, adjust_contrast, per_image_standardization, resize)
