@@ -25,6 +25,7 @@ from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # noqa: F401
 from tapegrad.module import Module  # noqa: F401
 from tapegrad.tape.custom_gradient import custom_gradient, recompute_grad  # noqa: F401
+from tapegrad.tape import derivative_cache as _derivative_cache  # noqa: F401  (installs its hooks)
 from tapegrad.transforms.functional import (  # noqa: F401
     grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp)
 from tapegrad.transforms.vmap import vectorized_map, vmap  # noqa: F401

@@ -41,6 +41,7 @@ import sys
 import numpy as np
 
 from tapegrad.compile import template
+from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.ir import Var
@@ -619,3 +620,7 @@ def ctx_of(value):
         if c is not None:
             return c
     return None
+
+
+# core/tensor.py's conversions ask this module about sizes in a trace for all sizes
+hooks.install(symbolic_sizes=sys.modules[__name__])

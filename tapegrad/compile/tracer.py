@@ -31,14 +31,14 @@ import sys
 
 import numpy as np
 
-import tapegrad
 from tapegrad.core.dispatch import _op_error
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor
 from tapegrad.ir.core import Const, Equation, NameGen, Program, Var, make_params
 from tapegrad.ir.passes import compress
+from tapegrad.primitives.api import cast
 
-_PKG_DIR = os.path.dirname(os.path.abspath(tapegrad.__file__)) + os.sep
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Names an argument of generated code must not take: keywords, NumPy, builtins.
 _RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np"}
 
@@ -250,7 +250,6 @@ class GraphBuilder:
 
     def assign_variable(self, var, value, op):
         """``var.<op>(value)`` inside the trace: becomes an update; returns None (deferred)."""
-        from tapegrad.ops import _convert
         cur = self.capture_variable(var)
         # An assignment is not an operation that tapes see (eagerly it is plain NumPy).
         with swap_recorders([]):
@@ -264,7 +263,7 @@ class GraphBuilder:
                 if var.dtype.kind in "iub" and value.dtype.kind in "fc":
                     raise TypeError(f"Cannot {op} a {value.dtype} value to the {var.dtype} "
                                     f"variable '{var.name}'.")
-                value = _convert.cast(value, var.dtype)
+                value = cast(value, var.dtype)
             if op == "assign_add":
                 value = cur + value
             elif op == "assign_sub":

@@ -13,6 +13,7 @@ these interpreters contains a derivative formula: the rules live on the primitiv
 """
 import numpy as np
 
+from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.errors import InvalidArgumentError
@@ -139,7 +140,7 @@ def _bind_slow(prim, args, params):
             if lv > level:
                 level = lv
         if level:
-            out = _batching().apply_batch_rule(prim, args, params, level)
+            out = hooks.apply_batch_rule(prim, args, params, level)
     if out is None:
         if st.tracers and (prim.stateful or any(getattr(a, "_symbolic", False) for a in args)):
             out = st.tracers[-1].emit(prim, args, params)
@@ -155,18 +156,6 @@ def _bind_slow(prim, args, params):
             for i, r in enumerate(recs):
                 r.record(prim, args, params, out, recs, i)
     return out
-
-
-def _batching():
-    # imported on first use: batching imports the ops, which import this module
-    global _batching_mod
-    if _batching_mod is None:
-        from tapegrad.transforms import batching
-        _batching_mod = batching
-    return _batching_mod
-
-
-_batching_mod = None
 
 
 def _op_error(prim, args, params, err):

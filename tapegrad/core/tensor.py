@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from tapegrad.core import dtypes as _dt
+from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 
 
@@ -290,8 +291,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
                 f"{value.dtype.name}: {value!r}")
         return value
     if isinstance(value, (list, tuple)) and _holds_tensor(value):
-        from tapegrad.ops import array_ops
-        return array_ops.stack([convert_to_tensor(v, dtype=dtype) for v in value])
+        if hooks.stack is None:
+            raise TypeError("converting a list that holds tensors needs tapegrad.ops "
+                            "(import tapegrad)")
+        return hooks.stack([convert_to_tensor(v, dtype=dtype) for v in value])
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         if STATE.tracers:
             note_conversion(value)
@@ -428,23 +431,20 @@ def sizes_now(shape):
 
 def note_conversion(value):
     """In a trace for all sizes: see ``compile/symbolic.py``'s ``note_conversion``."""
-    from tapegrad.compile.symbolic import note_conversion as note
-    note(value)
+    hooks.symbolic_sizes.note_conversion(value)
 
 
 def sized_constant(value, dtype):
     """``value`` (holding symbolic sizes) as a traced constant re-evaluated per size; None
     where the trace cannot stage it (the caller then bakes in the current value)."""
-    from tapegrad.compile.symbolic import ctx_of
-    return ctx_of(value).constant(value, dtype)
+    return hooks.symbolic_sizes.ctx_of(value).constant(value, dtype)
 
 
 def full(shape, value, dtype):
     """``np.full`` as a tensor; staged as a broadcast where ``shape`` holds symbolic sizes
     (in a trace for all sizes, compile/symbolic.py) so that the size is not baked in."""
     if STATE.tracers and holds_size(shape):
-        from tapegrad.compile.symbolic import ctx_of
-        t = ctx_of(shape).broadcast(value, shape, dtype)
+        t = hooks.symbolic_sizes.ctx_of(shape).broadcast(value, shape, dtype)
         if t is not None:
             return t
     return Tensor._wrap(np.full(shape, value, dtype))

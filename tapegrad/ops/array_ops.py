@@ -6,6 +6,7 @@ import numpy as np
 
 from tapegrad.core import dtypes as _dt
 from tapegrad.core.dispatch import bind
+from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size, sizes_now
 from tapegrad.core.tensor import full as _full
@@ -630,3 +631,5 @@ def boolean_mask(tensor_, mask, axis=None, name=None):
 
 
 __all__ += ["argsort", "sort", "top_k", "boolean_mask"]
+
+hooks.install(stack=stack)  # convert_to_tensor of a list holding tensors (core/tensor.py)

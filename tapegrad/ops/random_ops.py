@@ -5,9 +5,7 @@ from tapegrad.core import dtypes as _dt
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.ops._convert import static_shape
-
-_rng = np.random.default_rng()
-
+from tapegrad.primitives import random as _random
 
 def set_seed(seed):
     """Seed the global generator.
@@ -18,17 +16,16 @@ def set_seed(seed):
     >>> bool(tf.reduce_all(a == b))
     True
     """
-    global _rng
-    _rng = np.random.default_rng(int(seed))
+    _random.set_seed(int(seed))
 
 
 def _gen(seed):
-    return np.random.default_rng(int(seed)) if seed is not None else _rng
+    return np.random.default_rng(int(seed)) if seed is not None else _random.generator()
 
 
 def generator():
     """The global generator (replaced by ``set_seed``)."""
-    return _rng
+    return _random.generator()
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None):
@@ -38,8 +35,7 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None)
     >>> tf.random.normal([2, 3]).shape
     (2, 3)
     """
-    from tapegrad.primitives.random import random_normal_p
-    return bind(random_normal_p, shape=static_shape(shape), dtype=_dt.as_dtype(dtype).name,
+    return bind(_random.random_normal_p, shape=static_shape(shape), dtype=_dt.as_dtype(dtype).name,
                 mean=float(mean), stddev=float(stddev),
                 seed=None if seed is None else int(seed))
 
@@ -51,12 +47,11 @@ def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=Non
     >>> float(tf.reduce_max(tf.random.uniform([100]))) < 1.0
     True
     """
-    from tapegrad.primitives.random import random_uniform_p
     dtype = _dt.as_dtype(dtype)
     if dtype.kind in "iu" and maxval is None:
         raise ValueError("uniform: maxval must be given for integer dtypes.")
     maxval = 1.0 if maxval is None else maxval
-    return bind(random_uniform_p, shape=static_shape(shape), dtype=dtype.name,
+    return bind(_random.random_uniform_p, shape=static_shape(shape), dtype=dtype.name,
                 minval=float(minval), maxval=float(maxval),
                 seed=None if seed is None else int(seed))
 

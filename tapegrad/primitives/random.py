@@ -10,9 +10,24 @@ from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.params import check_dtype, check_int, check_number, check_shape, fail
 
 
+# The global generator of ``tapegrad.random`` (``tf.random.set_seed`` replaces it): the
+# primitives draw from it when their ``seed`` param is None.
+_global = np.random.default_rng()
+
+
+def generator():
+    """The global generator."""
+    return _global
+
+
+def set_seed(seed):
+    """Replace the global generator by one seeded with ``seed``."""
+    global _global
+    _global = np.random.default_rng(seed)
+
+
 def _generator(seed):
-    from tapegrad.ops import random_ops
-    return np.random.default_rng(seed) if seed is not None else random_ops.generator()
+    return np.random.default_rng(seed) if seed is not None else _global
 
 
 def _random_normal(shape, dtype, mean, stddev, seed):

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 import tapegrad.ops as T
+from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor
 from tapegrad.ir.core import Program
 from tapegrad.sparsity import detect
@@ -150,3 +151,7 @@ def pattern(f, *args, argnums=0, kind="hessian", **kwargs):
     entries, x, y = rec
     path = jacobians._Path(entries, {id(x)}, {id(y)})
     return detect.tape_pattern(path.entries, x, y)
+
+
+# tapegrad.hessian (transforms/functional.py) compresses through this where it pays
+hooks.install(sparse_hessian=hessian)

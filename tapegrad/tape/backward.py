@@ -8,10 +8,10 @@ the rules on NumPy arrays, and a tape structure seen before runs as generated co
 """
 import numpy as np
 
+from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.registry import summed_axes, unbroadcast
-from tapegrad.tape import derivative_cache
 from tapegrad.tape.rules import vjp_of
 
 
@@ -36,10 +36,10 @@ def backward(entries, seeds, source_ids, live=None):
     the result is identical.
     """
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
-    if live is None and STATE.plain:
+    if live is None and STATE.plain and hooks.compiled_gradient is not None:
         # a structure differentiated before: its reverse pass as generated NumPy code (the
         # cache takes plain tensors only, so it checks what _all_concrete would)
-        cts = derivative_cache.gradient(entries, n, seeds, source_ids)
+        cts = hooks.compiled_gradient(entries, n, seeds, source_ids)
         if cts is not None:
             return cts
     raw = STATE.plain and _all_concrete(entries, n, seeds)

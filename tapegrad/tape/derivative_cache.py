@@ -38,7 +38,10 @@ import weakref
 
 from tapegrad import config
 from tapegrad.core.dispatch import Primitive
+from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, Variable
+from tapegrad.tape.backward import backward
+from tapegrad.transforms.jacobians import tape_jacobians
 
 # Sub-programs in params (control flow) are costly to hash and compare: those stay interpretive.
 _UNCACHED = frozenset({"cond", "while_loop"})
@@ -109,10 +112,8 @@ def _run_pass(what, sym_entries, sym_seeds, sym_sources):
     """The pass ``what`` names, on symbolic stand-ins (a target's seed stands for the target
     itself): one tensor or None per source."""
     if what == "gradient":
-        from tapegrad.tape.backward import backward
         cts = backward(sym_entries, sym_seeds, {id(s) for s in sym_sources})
         return [cts.get(id(s)) for s in sym_sources]
-    from tapegrad.transforms.jacobians import tape_jacobians
     _, mode, chunk_size = what
     (sym_target,) = sym_seeds.values()
     (out,) = tape_jacobians(sym_entries, [sym_target], sym_sources, mode=mode,
@@ -290,7 +291,7 @@ def _call(compiled, entries, n, leaves, seeds, n_sources):
 
 def _compile(entries, n, leaves, key, what):
     """Trace the pass of this structure on symbolic stand-ins; None if impossible."""
-    # imported here: the compiler imports the ops, which import the tape
+    # imported on the first compilation: most tapes are never compiled
     from tapegrad.compile.codegen import compile_program
     from tapegrad.compile.tracer import GraphBuilder, tracing
     from tapegrad.ir import check, optimize
@@ -353,3 +354,7 @@ def clear():
         _seen.clear()
         _cache.clear()
         _replays.clear()
+
+
+# the tape asks for these first (tape/backward.py, tape/gradient_tape.py)
+hooks.install(compiled_gradient=gradient, compiled_jacobian=jacobian)

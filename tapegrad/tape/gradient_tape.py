@@ -18,9 +18,9 @@ import numpy as np
 
 from tapegrad.primitives.api import convert_to_tensor, ones_like, zeros
 from tapegrad.core.dispatch import Primitive
+from tapegrad.core import hooks
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
-from tapegrad.tape import derivative_cache
 from tapegrad.tape.backward import backward
 from tapegrad.util import nest
 
@@ -448,10 +448,10 @@ class GradientTape:
                           f"when calling GradientTape.jacobian, got tf.{target.dtype.name}",
                           stacklevel=2)
         def compute():
-            if STATE.plain and experimental_use_pfor:
+            if STATE.plain and experimental_use_pfor and hooks.compiled_jacobian is not None:
                 # a structure seen before: the whole Jacobian as generated NumPy code
-                out = derivative_cache.jacobian(entries, len(entries), target, seen_sources,
-                                                mode, chunk_size)
+                out = hooks.compiled_jacobian(entries, len(entries), target, seen_sources,
+                                              mode, chunk_size)
                 if out is not None:
                     return out
             (out,) = jacobians.tape_jacobians(entries, [target], seen_sources, mode=mode,

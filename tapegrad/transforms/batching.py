@@ -13,6 +13,7 @@ import warnings
 
 
 from tapegrad.primitives.api import broadcast_to, convert_to_tensor, expand_dims, stack, transpose
+from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 
@@ -199,3 +200,6 @@ def is_batched_at(x, level):
 def batch_size_of(x, axis):
     return x.shape[axis]
 
+
+
+hooks.install(apply_batch_rule=apply_batch_rule)  # bind (core/dispatch.py) calls it

@@ -16,6 +16,7 @@ import functools
 import numpy as np
 
 import tapegrad.ops as T
+from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.tape.forward_accumulator import ForwardAccumulator
 from tapegrad.tape.gradient_tape import GradientTape
@@ -350,10 +351,9 @@ def hessian(f, argnums=0, has_aux=False, chunk_size=None, sparse=None):
     """
     dense = jacobian(jacrev(f, argnums, has_aux), argnums, "forward", chunk_size, has_aux)
     # -- sparsity (tapegrad/sparsity): compressed Hessians for one plain tensor argument --
-    if sparse is False or has_aux:
+    if sparse is False or has_aux or hooks.sparse_hessian is None:
         return dense
-    from tapegrad import sparsity
-    return sparsity.hessian(f, argnums, sparse=sparse, chunk_size=chunk_size, _dense=dense)
+    return hooks.sparse_hessian(f, argnums, sparse=sparse, chunk_size=chunk_size, _dense=dense)
 
 
 def hvp(f, primals, tangents):

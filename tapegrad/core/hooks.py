@@ -1,0 +1,57 @@
+"""Hooks: every place where a lower layer calls into a higher one, in one list.
+
+Layers import only downward (docs/ARCHITECTURE.md, "Layers"). Where a lower layer must
+call a higher one, the higher one installs a function here when it is imported. Until
+then each default is right, because what would need the higher layer cannot exist yet: no
+symbolic size before ``compile/symbolic.py`` is imported, no batched tensor before
+``transforms/batching.py``; a gradient without the compiled-derivative cache is
+interpreted, a Hessian without ``sparsity`` is dense.
+
+>>> from tapegrad.core import hooks
+>>> sorted(hooks.NAMES)  # doctest: +NORMALIZE_WHITESPACE
+['apply_batch_rule', 'compiled_gradient', 'compiled_jacobian', 'sparse_hessian', 'stack',
+ 'symbolic_sizes']
+"""
+
+
+class _NoSymbolicSizes:
+    """No trace for all sizes exists before compile/symbolic.py is imported."""
+
+    @staticmethod
+    def note_conversion(value):
+        return None
+
+    @staticmethod
+    def ctx_of(value):
+        raise AssertionError("a symbolic size without compile/symbolic.py")
+
+
+# compile/symbolic.py: ``note_conversion(value)`` and ``ctx_of(value)`` of a trace for all
+# sizes (used by core/tensor.py's conversions)
+symbolic_sizes = _NoSymbolicSizes
+
+# ops/array_ops.py: ``stack(tensors)``, for convert_to_tensor of a list holding tensors
+stack = None
+
+# transforms/batching.py: ``apply_batch_rule(prim, args, params, level)`` (core/dispatch.py)
+apply_batch_rule = None
+
+# tape/derivative_cache.py: compiled reverse passes of repeated tapes; each returns None
+# where it has none, and the pass is interpreted (tape/backward.py, tape/gradient_tape.py)
+compiled_gradient = None
+compiled_jacobian = None
+
+# sparsity/api.py: ``sparse_hessian(f, argnums, sparse, chunk_size, dense)``, the compressed
+# Hessian where it pays, else ``dense`` (transforms/functional.py: hessian)
+sparse_hessian = None
+
+NAMES = frozenset(("symbolic_sizes", "stack", "apply_batch_rule", "compiled_gradient",
+                   "compiled_jacobian", "sparse_hessian"))
+
+
+def install(**functions):
+    """Install hooks by name (a higher layer, at its import)."""
+    for name, f in functions.items():
+        if name not in NAMES:
+            raise ValueError(f"no hook named {name!r}; the hooks are {sorted(NAMES)}")
+        globals()[name] = f
