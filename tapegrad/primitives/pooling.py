@@ -97,27 +97,32 @@ def _avg_pool_grad(g, *, input_spatial, window, strides, padding):
 
 
 # ---- max pooling ---------------------------------------------------------------------------
-def _argmax(x, window, strides, padding, out):
-    """Each window's maximum and the kernel offset (flat, the first one) that attains it."""
+def _first_max(x, window, strides, padding, out):
+    """(index, mask) per kernel offset: the outputs whose window attains its maximum first
+    (in offset order) at that offset. A NaN counts as the maximum (the first one, as
+    argmax), and padding never does (a window of real -inf picks its first real element)."""
     xpad = _pad(x, padding, _lowest(x.dtype))
+    slices = _slices(window, strides, out)
+    best = None
+    for _, sl in slices:
+        best = xpad[sl].copy() if best is None else xp.maximum(best, xpad[sl], out=best)
+    nan = x.dtype.kind == "f" and bool(xp.isnan(best).any())
     spatial = x.shape[1:-1]
-    best = idx = real = None
-    for flat, (k, sl) in enumerate(_slices(window, strides, out)):
+    taken = None
+    for k, sl in slices:
         v = xpad[sl]
+        m = v == best
+        if nan:
+            m |= xp.isnan(v)
         ok = _real(window, strides, padding, spatial, out, k)
-        if best is None:
-            best, idx, real = v.copy(), xp.zeros(v.shape, np.int32), ok
-            continue
-        # a larger value, a first NaN (as argmax), or a real element where only padding was
-        take = v > best
-        if x.dtype.kind == "f":
-            take |= xp.isnan(v) & ~xp.isnan(best)
-        if real is not None:
-            take = (take | ~real) if ok is None else (take & ok) | (ok & ~real)
-            real = None if ok is None else (real | ok)
-        best = xp.where(take, v, best)
-        idx = xp.where(take, np.int32(flat), idx)
-    return best, idx
+        if ok is not None:
+            m &= ok
+        if taken is None:
+            taken = m
+        else:
+            m &= ~taken
+            taken |= m
+        yield sl, m
 
 
 def _max_pool(x, *, window, strides, padding):
@@ -133,13 +138,12 @@ def _max_pool(x, *, window, strides, padding):
 
 def _max_pool_gather(x, t, *, window, strides, padding):
     out = _geometry(x, window, strides, padding)
+    acc = xp.zeros((x.shape[0],) + out + (x.shape[-1],), t.dtype)
     if 0 in out or x.shape[0] == 0:
-        return xp.zeros((x.shape[0],) + out + (x.shape[-1],), t.dtype)
-    _, idx = _argmax(x, window, strides, padding, out)
+        return acc
     tpad = _pad(t, padding, 0)
-    acc = xp.zeros(idx.shape, t.dtype)
-    for flat, (_, sl) in enumerate(_slices(window, strides, out)):
-        acc += xp.where(idx == flat, tpad[sl], 0)
+    for sl, m in _first_max(x, window, strides, padding, out):
+        acc += xp.where(m, tpad[sl], 0)  # (faster than copyto or add with where=)
     return acc
 
 
@@ -148,9 +152,8 @@ def _max_pool_scatter(x, g, *, window, strides, padding):
     padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[1:-1], padding))
     acc = xp.zeros((x.shape[0],) + padded + (x.shape[-1],), g.dtype)
     if 0 not in out and x.shape[0]:
-        _, idx = _argmax(x, window, strides, padding, out)
-        for flat, (_, sl) in enumerate(_slices(window, strides, out)):
-            acc[sl] += xp.where(idx == flat, g, 0)
+        for sl, m in _first_max(x, window, strides, padding, out):
+            acc[sl] += xp.where(m, g, 0)  # overlapping windows add up
     return acc[(slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in
                                       zip(x.shape[1:-1], padding))]
 
