@@ -179,3 +179,23 @@ def test_eager_training_step_repeats_through_the_derivative_cache():
     for gs in grads:
         for a, b in zip(gs, ref):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_a_none_batch_dimension_is_traced_once():
+    ps = _params(dtype=np.float32)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 8, 8, 1], tf.float32)])
+    def jac(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = cnn(x, *ps)
+        return t.batch_jacobian(y, x)
+
+    for n in (9, 13, 11):
+        x = _x(n, seed=n, dtype=np.float32)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = cnn(x, *ps)
+        np.testing.assert_allclose(jac(x).numpy(), t.batch_jacobian(y, x).numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    assert jac.trace_count == 1

@@ -305,6 +305,8 @@ def fold(t, axis, groups):
     shape = tuple(t.shape)
     b, rest = shape[0], shape[1:]
     ax = axis % len(rest)
+    if ax == 0 and groups == 1:  # the batch axis in front of N: already in place
+        return api.reshape(t, (b * rest[0],) + rest[1:])
     c = rest[ax] // groups
     t = api.reshape(t, (b,) + rest[:ax] + (groups, c) + rest[ax + 1:])
     perm = list(range(1, ax + 1)) + [ax + 1, 0] + list(range(ax + 2, len(rest) + 2))
@@ -317,6 +319,8 @@ def unfold(t, axis, groups, b):
     shape = tuple(t.shape)
     ax = axis % len(shape)
     c = shape[ax] // (groups * b)
+    if ax == 0 and groups == 1:
+        return api.reshape(t, (b, c) + shape[1:])
     t = api.reshape(t, shape[:ax] + (groups, b, c) + shape[ax + 1:])
     perm = [ax + 1] + list(range(ax + 1)) + list(range(ax + 2, len(shape) + 2))
     t = api.transpose(t, perm)

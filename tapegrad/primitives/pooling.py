@@ -108,13 +108,14 @@ def _first_max(x, window, strides, padding, out):
         best = xpad[sl].copy() if best is None else xp.maximum(best, xpad[sl], out=best)
     nan = x.dtype.kind == "f" and bool(xp.isnan(best).any())
     spatial = x.shape[1:-1]
+    padded = any(lo or hi for lo, hi in padding)
     taken = None
     for k, sl in slices:
         v = xpad[sl]
         m = v == best
         if nan:
             m |= xp.isnan(v)
-        ok = _real(window, strides, padding, spatial, out, k)
+        ok = _real(window, strides, padding, spatial, out, k) if padded else None
         if ok is not None:
             m &= ok
         if taken is None:
