@@ -269,3 +269,32 @@ def test_layers_from_float64_inputs_autocast_to_float32():
     assert d(np.ones((1, 3), np.float64)).dtype == np.float32
     assert d(tf.constant(np.ones((1, 3)))).dtype == np.float32
     assert layers.Embedding(3, 2)(np.array([0, 2])).dtype == np.float32
+
+
+def test_conv_layers_shapes_and_errors():
+    conv = layers.Conv2D(4, 3, padding="same")
+    x = np.random.default_rng(0).normal(size=(2, 6, 5, 3)).astype("float32")
+    assert conv(x).shape == (2, 6, 5, 4) and conv.kernel.shape == (3, 3, 3, 4)
+    with pytest.raises(ValueError, match="expected axis -1 of input shape to have value 3, "
+                                         r"but received input with shape \(2, 6, 5, 2\)"):
+        conv(np.ones((2, 6, 5, 2)))
+    with pytest.raises(ValueError, match="expected min_ndim=4, found ndim=3"):
+        layers.Conv2D(2, 3)(np.ones((6, 5, 3)))
+    with pytest.raises(ValueError, match="expected ndim=4, found ndim=3"):
+        layers.MaxPooling2D()(np.ones((6, 5, 3)))
+    with pytest.raises(ValueError, match="The `padding` argument must be one of"):
+        layers.Conv2D(2, 3, padding="full")
+    assert layers.Conv2DTranspose(2, 3, strides=2)(x).shape == (2, 13, 11, 2)
+    assert layers.Conv1D(2, 3, padding="causal")(np.ones((1, 7, 2))).shape == (1, 7, 2)
+    assert layers.AveragePooling2D(2)(x).shape == (2, 3, 2, 3)
+
+
+def test_cnn_gradients_match_central_differences(float64):
+    tf.random.set_seed(1)
+    model = keras.Sequential([
+        layers.Conv2D(3, 3, padding="same", activation="tanh"), layers.MaxPooling2D(),
+        layers.Conv2DTranspose(2, 2, strides=2), layers.AveragePooling2D(2),
+        layers.Flatten(), layers.Dense(2)])
+    x = np.random.default_rng(3).normal(size=(2, 4, 4, 2))
+    model(x)
+    check_grads(lambda t: model(t), [x], modes=("rev",), order=1)

@@ -1,13 +1,79 @@
-"""Pooling layers (channels last). The global ones reduce over all spatial axes.
+"""Pooling layers (channels last), on ``tf.nn``'s pools; the global ones reduce over all
+spatial axes.
 
 >>> import numpy as np
 >>> from tapegrad import keras
 >>> keras.layers.GlobalAveragePooling2D()(np.ones((2, 3, 3, 4))).shape
 (2, 4)
+>>> keras.layers.MaxPooling2D()(np.ones((2, 4, 5, 3))).shape
+(2, 2, 2, 3)
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
+
+
+class _Pooling(Layer):
+    rank = 2
+    op = None
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None,
+                 name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        if data_format not in (None, "channels_last"):
+            raise NotImplementedError("tapegrad.keras supports data_format='channels_last' "
+                                      "only.")
+        r = self.rank
+        self.pool_size = (pool_size,) * r if isinstance(pool_size, int) else tuple(pool_size)
+        strides = self.pool_size if strides is None else strides
+        self.strides = (strides,) * r if isinstance(strides, int) else tuple(strides)
+        padding = padding.lower()
+        if padding not in ("valid", "same"):
+            raise ValueError("The `padding` argument must be one of 'valid', 'same'. "
+                             f"Received: padding={padding}")
+        self.padding = padding
+        self.input_spec = InputSpec(ndim=r + 2)
+
+    def call(self, inputs):
+        return type(self).op(inputs, list(self.pool_size), list(self.strides),
+                             self.padding.upper())
+
+
+class MaxPooling1D(_Pooling):
+    rank = 1
+
+    @staticmethod
+    def op(x, ksize, strides, padding):
+        return tf.nn.max_pool1d(x, ksize, strides, padding)
+
+
+class MaxPooling2D(_Pooling):
+    @staticmethod
+    def op(x, ksize, strides, padding):
+        return tf.nn.max_pool2d(x, ksize, strides, padding)
+
+
+class AveragePooling1D(_Pooling):
+    rank = 1
+
+    def __init__(self, pool_size, strides=None, padding="valid", **kwargs):
+        super().__init__(pool_size, strides, padding, **kwargs)  # no default size (Keras)
+
+    @staticmethod
+    def op(x, ksize, strides, padding):
+        return tf.nn.avg_pool1d(x, ksize, strides, padding)
+
+
+class AveragePooling2D(_Pooling):
+    def __init__(self, pool_size, strides=None, padding="valid", **kwargs):
+        super().__init__(pool_size, strides, padding, **kwargs)
+    @staticmethod
+    def op(x, ksize, strides, padding):
+        return tf.nn.avg_pool2d(x, ksize, strides, padding)
+
+
+MaxPool1D, MaxPool2D, AvgPool1D, AvgPool2D = (
+    MaxPooling1D, MaxPooling2D, AveragePooling1D, AveragePooling2D)
 
 
 class _GlobalPooling(Layer):

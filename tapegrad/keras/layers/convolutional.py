@@ -1,0 +1,163 @@
+"""Convolution layers (channels last): ``Conv1D``, ``Conv2D``, ``Conv2DTranspose``, on
+``tf.nn.convolution`` and ``tf.nn.conv2d_transpose``, with Keras 3's weight shapes and
+output sizes.
+
+>>> import numpy as np
+>>> from tapegrad import keras
+>>> conv = keras.layers.Conv2D(4, 3, padding="same", activation="relu")
+>>> conv(np.ones((2, 8, 8, 3))).shape, conv.kernel.shape
+((2, 8, 8, 4), (3, 3, 3, 4))
+"""
+from tapegrad.keras import _tf as tf
+from tapegrad.keras import activations, initializers
+from tapegrad.keras.layers.base import Layer
+from tapegrad.keras.layers.input_spec import InputSpec
+
+
+def _tuple(value, rank, name):
+    if isinstance(value, int):
+        return (value,) * rank
+    value = tuple(int(v) for v in value)
+    if len(value) != rank:
+        raise ValueError(f"The `{name}` argument must be a tuple of {rank} integers. "
+                         f"Received {name}={value}")
+    return value
+
+
+def _channels_last(data_format):
+    if data_format not in (None, "channels_last"):
+        raise NotImplementedError("tapegrad.keras supports data_format='channels_last' only.")
+
+
+class _Conv(Layer):
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
+                 dilation_rate=1, groups=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        _channels_last(data_format)
+        if not isinstance(filters, int) or filters <= 0:
+            raise ValueError("Invalid value for argument `filters`. Expected a strictly "
+                             f"positive value. Received filters={filters}.")
+        self.filters, self.groups = filters, groups
+        self.kernel_size = _tuple(kernel_size, self.rank, "kernel_size")
+        self.strides = _tuple(strides, self.rank, "strides")
+        self.dilation_rate = _tuple(dilation_rate, self.rank, "dilation_rate")
+        padding = padding.lower()
+        if padding not in ("valid", "same", "causal") or (padding == "causal" and
+                                                            self.rank != 1):
+            raise ValueError(f"The `padding` argument must be one of 'valid', 'same'. "
+                             f"Received: padding={padding}")
+        if filters % groups:
+            raise ValueError("The number of filters must be evenly divisible by the number "
+                             f"of groups. Received: groups={groups}, filters={filters}.")
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise ValueError("`strides > 1` not supported in conjunction with "
+                             f"`dilation_rate > 1`. Received: strides={self.strides} and "
+                             f"dilation_rate={self.dilation_rate}")
+        self.padding = padding
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.input_spec = InputSpec(min_ndim=self.rank + 2)
+
+    def _kernel_shape(self, channels):
+        if channels % self.groups:
+            raise ValueError("The number of input channels must be evenly divisible by the "
+                             f"number of groups. Received groups={self.groups}, but the "
+                             f"input has {channels} channels.")
+        return self.kernel_size + (channels // self.groups, self.filters)
+
+    def build(self, input_shape):
+        channels = input_shape[-1]
+        self.kernel = self.add_weight(name="kernel", shape=self._kernel_shape(channels),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,),
+                                    initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.input_spec = InputSpec(min_ndim=self.rank + 2, axes={-1: channels})
+
+    def _convolve(self, inputs):
+        if self.groups != 1:
+            raise NotImplementedError("grouped convolution (groups > 1) is not supported by "
+                                      "tapegrad.keras.")
+        padding = self.padding.upper()
+        if self.padding == "causal":
+            left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
+            inputs = tf.pad(inputs, [[0, 0], [left, 0], [0, 0]])
+            padding = "VALID"
+        return tf.nn.convolution(inputs, self.kernel, strides=list(self.strides),
+                                 padding=padding, dilations=list(self.dilation_rate))
+
+    def call(self, inputs):
+        x = self._convolve(inputs)
+        if self.bias is not None:
+            x = x + self.bias
+        return self.activation(x)
+
+
+class Conv1D(_Conv):
+    """1D convolution over ``(batch, steps, channels)``; ``padding='causal'`` pads the left."""
+    rank = 1
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, **kwargs)
+
+
+class Conv2D(_Conv):
+    """2D convolution over ``(batch, height, width, channels)``."""
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, **kwargs)
+
+
+def deconv_output_length(length, kernel_size, padding, output_padding, stride, dilation):
+    """Keras's output size of a transposed convolution along one axis."""
+    kernel_size = kernel_size + (kernel_size - 1) * (dilation - 1)
+    if output_padding is None:
+        if padding == "valid":
+            return length * stride + max(kernel_size - stride, 0)
+        return length * stride
+    pad = kernel_size // 2 if padding == "same" else 0
+    return (length - 1) * stride + kernel_size - 2 * pad + output_padding
+
+
+class Conv2DTranspose(_Conv):
+    """The transpose (gradient) of a 2D convolution: upsamples by ``strides``."""
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, **kwargs)
+        self.output_padding = None if output_padding is None else _tuple(
+            output_padding, 2, "output_padding")
+        if self.output_padding is not None:
+            for op, s in zip(self.output_padding, self.strides):
+                if op >= s:
+                    raise ValueError(f"Strides {self.strides} must be greater than output "
+                                     f"padding {self.output_padding}.")
+
+    def _kernel_shape(self, channels):
+        return self.kernel_size + (self.filters, channels)
+
+    def _convolve(self, inputs):
+        ops = self.output_padding or (None, None)
+        h, w = (deconv_output_length(n, k, self.padding, op, s, d) for n, k, op, s, d in zip(
+            inputs.shape[1:3], self.kernel_size, ops, self.strides, self.dilation_rate))
+        shape = [inputs.shape[0], h, w, self.filters]
+        return tf.nn.conv2d_transpose(inputs, self.kernel, shape, strides=list(self.strides),
+                                      padding=self.padding.upper(),
+                                      dilations=list(self.dilation_rate))
+
+
+Convolution1D, Convolution2D, Convolution2DTranspose = Conv1D, Conv2D, Conv2DTranspose
