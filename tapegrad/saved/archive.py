@@ -183,7 +183,8 @@ def _load(f, size, max_bytes):
         npz = io.BytesIO(outer.open(CONSTANTS_MEMBER).read_all())
     # every array is named in program.json (at least 8 bytes each): a bound on the directory
     n_arrays = min(MAX_ARRAYS, program.usize // 8 + 1)
-    arrays = Arrays(ZipReader(npz, npz_size, CONSTANTS_MEMBER, max_members=n_arrays), budget)
+    arrays = Arrays(ZipReader(npz, npz_size, CONSTANTS_MEMBER, max_members=n_arrays,
+                              budget=budget), budget)
     return _build(doc, arrays)
 
 

@@ -38,10 +38,11 @@ class Member:
 class ZipReader:
     """The members of the archive in ``f`` (a seekable binary file of ``size`` bytes).
 
-    ``max_members`` bounds the central directory before it is parsed.
+    ``max_members`` bounds the central directory before it is parsed; its bytes are charged
+    to ``budget`` (an ``arrays.Budget``) before they are read.
     """
 
-    def __init__(self, f, size, where, max_members):
+    def __init__(self, f, size, where, max_members, budget=None):
         self.f, self.size, self.where = f, size, where
         end = self._end_record()
         count, cd_size, cd_offset = end
@@ -49,6 +50,8 @@ class ZipReader:
             self.fail(f"holds {count} members, more than the {max_members} expected")
         if cd_size > count * _MAX_ENTRY:
             self.fail(f"has a central directory of {cd_size} bytes for {count} members")
+        if budget is not None:
+            budget.charge(cd_size, f"{where}'s central directory")
         self.members = {}
         data = self._read_at(cd_offset, cd_size)
         pos = 0
@@ -116,7 +119,7 @@ class ZipReader:
         if end > len(data):
             self.fail("has a truncated central directory")
         raw = data[start:start + n_name]
-        if not raw or any(b < 0x20 or b > 0x7E for b in raw):
+        if not (raw and raw.isascii() and raw.decode("ascii").isprintable()):
             self.fail(f"has a member name that is not printable ASCII: {raw[:40]!r}")
         name = raw.decode("ascii")
         extra = data[start + n_name:start + n_name + n_extra]
