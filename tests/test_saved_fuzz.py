@@ -227,6 +227,6 @@ def test_single_field_mutations_give_load_error_or_a_program_that_keeps_its_word
 
 
 def test_the_unmutated_programs_keep_their_word():
-    for name, data in BASES:
+    for _, data in BASES:
         m = tf.saved.load(data)
         _agree(m, _inputs(m, np.random.RandomState(0)))
