@@ -280,3 +280,40 @@ def test_bad_input_gets_tensorflows_errors():
                                             output_signature=tf.TensorSpec([3], tf.int32)))
     with pytest.raises(TypeError, match="must be callable"):
         tf.data.Dataset.range(3).map(5)
+
+
+def test_interleave_shard_and_options():
+    ds = tf.data.Dataset.range(1, 6).interleave(
+        lambda x: tf.data.Dataset.from_tensors(x).repeat(6), cycle_length=2, block_length=4)
+    assert _values(ds) == [1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 3, 3,
+                           4, 4, 5, 5, 5, 5, 5, 5]  # TensorFlow's documented order
+    uneven = tf.data.Dataset.range(0, 7).interleave(
+        lambda x: tf.data.Dataset.range(10 * x, 10 * x + x % 4), cycle_length=3, block_length=2)
+    assert _values(uneven) == [10, 20, 21, 30, 31, 32, 50, 60, 61]
+    assert uneven.cardinality() == tf.data.UNKNOWN_CARDINALITY
+    empty_first = tf.data.Dataset.range(6).interleave(lambda x: tf.data.Dataset.range(x % 3),
+                                                      cycle_length=2)
+    assert _values(empty_first) == [0, 0, 1, 0, 0, 1]
+    assert _values(tf.data.Dataset.range(10).shard(3, 1)) == [1, 4, 7]
+    assert tf.data.Dataset.range(10).shard(3, 2).cardinality() == 3
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Index must be between 0 and 2"):
+        tf.data.Dataset.range(10).shard(3, 3)
+    o = tf.data.Options()
+    o.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    o.deterministic = False
+    d = tf.data.Dataset.range(3).with_options(o).map(lambda x: x)
+    assert d.options().deterministic is False and _values(d) == [0, 1, 2]
+    assert d.options().experimental_distribute.auto_shard_policy == 2
+    with pytest.raises(AttributeError, match="Cannot set the property foo"):
+        o.foo = 1
+
+
+def test_iterating_inside_tf_function_is_refused_not_frozen():
+    ds = tf.data.Dataset.range(6).shuffle(6, seed=1).batch(3)
+
+    @tf.function
+    def epoch():
+        return [b for b in ds]
+
+    with pytest.raises(tf.errors.UnimplementedError, match="inside tf.function"):
+        epoch()

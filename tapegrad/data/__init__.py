@@ -9,3 +9,4 @@ from tapegrad import ops as _ops  # noqa: F401 (first: the primitives and Tensor
 from tapegrad.data.dataset import (  # noqa: F401
     AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator)
 from tapegrad.data import experimental  # noqa: F401
+from tapegrad.data.options import Options  # noqa: F401

@@ -5,15 +5,19 @@ A ``Dataset`` wraps one node (``sources.py``, ``transforms.py``); each method re
 element at a time: an infinite ``range().repeat()`` followed by ``take`` is fine.
 """
 import operator
+import os
 
 import numpy as np
 
 from tapegrad.core.dtypes import as_dtype, int64
 from tapegrad.core.tensor import Tensor
+from tapegrad.data import combine as cb
 from tapegrad.data import sources as src
 from tapegrad.data import structure as S
 from tapegrad.data import transforms as tr
-from tapegrad.errors import OutOfRangeError
+from tapegrad.data.options import Options
+from tapegrad.core.state import STATE
+from tapegrad.errors import OutOfRangeError, UnimplementedError
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = src.INFINITE
@@ -183,7 +187,7 @@ class Dataset:
 
     def flat_map(self, map_func, name=None):
         """Map each element to a dataset and concatenate those datasets."""
-        return Dataset(tr.FlatMap(self._node, map_func, Dataset))
+        return Dataset(cb.FlatMap(self._node, map_func, Dataset))
 
     def repeat(self, count=None, name=None):
         """Repeat the dataset ``count`` times (forever with None or -1)."""
@@ -212,9 +216,50 @@ class Dataset:
         counter = src.Range(_count(start, "start"), None, 1, int64)
         return Dataset(src.Zip((counter, self._node)))
 
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None, deterministic=None, name=None):
+        """Map each element to a dataset and interleave them: ``cycle_length`` open at a
+        time, ``block_length`` (default 1) elements from each in turn, in TensorFlow's
+        deterministic order. ``cycle_length`` None or AUTOTUNE: the number of CPUs, as
+        TensorFlow's default.
+
+        >>> import tapegrad as tf
+        >>> ds = tf.data.Dataset.range(1, 4).interleave(
+        ...     lambda x: tf.data.Dataset.from_tensors(x).repeat(2), cycle_length=2)
+        >>> [int(x) for x in ds]
+        [1, 2, 1, 2, 3, 3]
+        """
+        if cycle_length is None or _count(cycle_length, "cycle_length") == AUTOTUNE:
+            cycle_length = os.cpu_count() or 1
+        block = 1 if block_length is None else _count(block_length, "block_length")
+        return Dataset(cb.Interleave(self._node, map_func, _count(cycle_length), block,
+                                     Dataset))
+
+    def shard(self, num_shards, index, name=None):
+        """Every ``num_shards``-th element, starting at ``index``."""
+        return Dataset(cb.Shard(self._node, _count(num_shards, "num_shards"),
+                                _count(index, "index")))
+
+    def with_options(self, options, name=None):
+        """The same elements, with ``options`` (a ``tf.data.Options``) merged in."""
+        if not isinstance(options, Options):
+            raise TypeError(f"`options` must be a tf.data.Options, got {options!r}.")
+        node = tr.Passthrough(self._node, "_OptionsDataset")
+        node.options = self.options().merge(options)
+        return Dataset(node)
+
+    def options(self):
+        """The options set by ``with_options`` upstream (a fresh ``Options`` if none)."""
+        node = self._node
+        while node is not None:
+            if getattr(node, "options", None) is not None:
+                return node.options
+            node = getattr(node, "input", None)
+        return Options()
+
     def concatenate(self, dataset, name=None):
         """This dataset's elements, then those of ``dataset``."""
-        return Dataset(tr.Concatenate(self._node, dataset._node))
+        return Dataset(cb.Concatenate(self._node, dataset._node))
 
     def apply(self, transformation_func):
         """``transformation_func(self)``."""
@@ -227,6 +272,7 @@ class Dataset:
         >>> int(tf.data.Dataset.range(5).reduce(tf.constant(0, tf.int64), lambda s, x: s + x))
         10
         """
+        _not_traced()
         state = S.to_element(initial_state)
         for e in self._node:
             # (state, element) is the tuple TensorFlow unpacks: the element is one argument
@@ -235,6 +281,7 @@ class Dataset:
 
     def get_single_element(self, name=None):
         """The one element of a dataset of exactly one element."""
+        _not_traced()
         it = iter(self._node)
         for e in it:
             for _ in it:
@@ -266,10 +313,22 @@ class Dataset:
 
     def as_numpy_iterator(self):
         """Iterate over NumPy values: arrays, and NumPy scalars for scalar tensors."""
+        _not_traced()
         return (S.to_numpy(e) for e in self._node)
 
     def __repr__(self):
         return f"<{self._node.kind} element_spec={self.element_spec!r}>"
+
+
+def _not_traced():
+    """A dataset iterated while ``tf.function`` traces would be unrolled into the program
+    with its elements as constants: every call would see the trace's elements (the same
+    shuffle, the same random map). TensorFlow stages the loop instead; tapegrad refuses."""
+    if STATE.tracers:
+        raise UnimplementedError(
+            "Iterating a tf.data.Dataset inside tf.function is not supported in tapegrad "
+            "(it would freeze the elements seen at trace time). Iterate outside and call "
+            "the compiled step on each batch: `for x, y in ds: train_step(x, y)`.")
 
 
 class Iterator:
@@ -277,6 +336,7 @@ class Iterator:
     raises ``tf.errors.OutOfRangeError`` as TensorFlow's iterator does."""
 
     def __init__(self, dataset):
+        _not_traced()
         self._dataset = dataset
         self._it = iter(dataset._node)
 

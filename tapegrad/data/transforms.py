@@ -45,7 +45,7 @@ class Passthrough(Stage):
 
     def __init__(self, input, kind):
         super().__init__(input)
-        self.kind = kind
+        self.kind, self.options = kind, None  # ``with_options`` sets its merged options
 
     def __iter__(self):
         return iter(self.input)
@@ -223,34 +223,6 @@ class Filter(Stage):
         return UNKNOWN
 
 
-class FlatMap(Stage):
-    kind = "_FlatMapDataset"
-
-    def __init__(self, input, fn, dataset_type):
-        super().__init__(input)
-        self.fn, self.dataset_type, self._spec = fn, dataset_type, None
-
-    def __iter__(self):
-        for e in self.input:
-            ds = call(self.fn, e)
-            if not isinstance(ds, self.dataset_type):
-                raise TypeError("The `map_func` argument of `flat_map` must return a "
-                                f"`Dataset` object, got {type(ds).__name__}.")
-            yield from ds._node
-
-    def spec(self):
-        if self._spec is None:
-            for e in self:
-                self._spec = S.spec_of(e)
-                break
-            else:
-                raise ValueError("The element spec of an empty flat_map is unknown.")
-        return self._spec
-
-    def cardinality(self):
-        return UNKNOWN
-
-
 class Shuffle(Stage):
     """TensorFlow's buffered shuffle: fill a buffer, emit a random slot, refill it.
 
@@ -379,27 +351,3 @@ class Cache(Stage):
             buf.append(e)
             yield e
         self._done = buf
-
-
-class Concatenate(Stage):
-    kind = "_ConcatenateDataset"
-
-    def __init__(self, input, other):
-        super().__init__(input)
-        a, b = input.spec(), other.spec()
-        if _structure(a) != _structure(b):
-            raise TypeError(f"Incompatible dataset elements:\n  {a!r} vs.\n  {b!r}")
-        self.other = other
-
-    def __iter__(self):
-        yield from self.input
-        yield from self.other
-
-    def spec(self):
-        return S.relax(self.input.spec(), self.other.spec())
-
-    def cardinality(self):
-        a, b = self.input.cardinality(), self.other.cardinality()
-        if INFINITE in (a, b):
-            return INFINITE
-        return UNKNOWN if UNKNOWN in (a, b) else a + b
