@@ -672,8 +672,11 @@ def test_batch_jacobian_shape_errors():
     with pytest.raises(ValueError, match=r"^Need first dimension of target shape \(.2, 3.\) and "
                                          r"source shape \(.3, 2.\) to match\.$"):
         t.batch_jacobian(y, tf.constant(np.ones((3, 2))))
-    with pytest.raises(ValueError, match="Need first dimension"):
+    # TensorShape.with_rank_at_least(2), as in TensorFlow
+    with pytest.raises(ValueError, match=r"^Shape \(2,\) must have rank at least 2$"):
         t.batch_jacobian(tf.reduce_sum(y, axis=1), x)     # rank 1 target
+    with pytest.raises(ValueError, match=r"^Shape \(3,\) must have rank at least 2$"):
+        t.batch_jacobian(y, x[0])                         # rank 1 source
 
 
 def test_batch_jacobian_of_an_unconnected_source_is_zeros():

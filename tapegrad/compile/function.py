@@ -157,7 +157,18 @@ class Function:
         return symbols
 
     def _trace(self, args, kwargs, leaves, key, symbols=None):
+        first = self.trace_count == 0
+        cf = self._trace_once(args, kwargs, leaves, key, symbols, first)
+        if first and cf.created_variables:
+            # As TensorFlow does: trace again, now with variable creation forbidden, so a
+            # function that creates a tf.Variable on every call raises ValueError.
+            cf = self._trace_once(args, kwargs, leaves, key, symbols, False)
+        return cf
+
+    def _trace_once(self, args, kwargs, leaves, key, symbols, may_create):
         builder = GraphBuilder(self.__name__)
+        builder.may_create_variables = may_create
+        builder.example_inputs = [v for kind, v in leaves if kind == TENSOR]
         if symbols:
             builder.sizes = symbolic.Sizes(builder, symbols)
         names = iter(self._names(args, kwargs))
@@ -198,6 +209,7 @@ class Function:
         specs = self._specs(leaves, key)
         cf = ConcreteFunction(program, slots, out, kinds, key, specs,
                               keep=[v for k, v in leaves if k == STATIC])
+        cf.created_variables = builder.created_variables
         self._cache[key] = cf
         if symbols:
             sizes = builder.sizes

@@ -148,6 +148,11 @@ class GraphBuilder:
         self.lifted, self._lifted_of = [], {}
         self.sizes = None              # symbolic.Sizes in a trace for all sizes
         self.sym_shapes = {}           # Var name -> shape holding SymInts
+        # tf.Variable creation (TensorFlow's rule: only on a function's first call); the
+        # concrete inputs of the call being traced give a traced initial value its value
+        self.may_create_variables = True
+        self.created_variables = False
+        self.example_inputs = None
 
     # -- values -----------------------------------------------------------------------------
     def add_input(self, shape, dtype, name="x"):
@@ -270,6 +275,43 @@ class GraphBuilder:
                 value = cur - value
             self._current[var._uid] = self.var_of(value)
         return None
+
+    # -- tf.Variable created inside the trace ------------------------------------------------
+    def variable_created(self, initial):
+        """A ``tf.Variable`` is created during the trace with ``initial`` (a tensor).
+
+        TensorFlow allows it on the first call only (the function is traced a second time
+        to check that it does not create variables on every call). A symbolic initial value
+        (computed from the function's arguments) is evaluated on this call's arguments.
+        Returns the concrete initial value.
+        """
+        if not all(getattr(b, "may_create_variables", True) for b in STATE.tracers):
+            raise ValueError(
+                "tf.function only supports singleton tf.Variables created on the first call. "
+                "Make sure the tf.Variable is only created once or created outside "
+                "tf.function. See https://www.tensorflow.org/guide/function"
+                "#creating_tfvariables for more information.")
+        STATE.tracers[0].created_variables = True
+        if not getattr(initial, "_symbolic", False):
+            return initial
+        b = getattr(initial, "_builder", None)
+        if not isinstance(b, GraphBuilder) or b.parent is not None or b.example_inputs is None:
+            raise ValueError("A Variable's initial value must be concrete, not a traced "
+                             "tensor (here it is computed inside a control-flow branch or "
+                             "a vmap).")
+        program = b.build([initial])
+        st = STATE
+        old = (st.recorders, st.tracers, st.batch_level)
+        st.recorders, st.tracers, st.batch_level = [], [], 0
+        st.refresh()
+        try:  # the operations so far, on this call's arguments, outside every trace
+            from tapegrad.ir import evaluate
+            (value,), _ = evaluate(program, list(b.example_inputs) + [
+                t for t, _ in b.lifted], [v.read_value() for v in b.variables])
+        finally:
+            st.recorders, st.tracers, st.batch_level = old
+            st.refresh()
+        return value
 
     # -- result -----------------------------------------------------------------------------
     def build(self, outputs):

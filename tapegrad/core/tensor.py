@@ -150,6 +150,8 @@ class Variable(Tensor):
         if callable(initial_value):
             initial_value = initial_value()
         t = convert_to_tensor(initial_value, dtype=dtype)
+        if STATE.tracers:  # TensorFlow's rules for variables created in a tf.function
+            t = STATE.tracers[-1].variable_created(t)
         if getattr(t, "_symbolic", False):
             raise ValueError("A Variable's initial value must be concrete, not a traced tensor.")
         self._value = t._value

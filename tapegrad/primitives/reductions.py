@@ -8,6 +8,7 @@ import numpy as np
 from tapegrad.primitives.api import (broadcast_to, cast, cumsum, equal, pad, reduce_sum, reshape,
     transpose, zeros_like)
 from tapegrad.core.dispatch import Primitive
+from tapegrad.core.state import STATE
 from tapegrad.primitives.params import check_axes, check_axis, check_bool, check_dtype, fail
 from tapegrad.primitives.registry import nondiff, xp
 
@@ -86,12 +87,16 @@ def _exclusive_cumprod_last(x):
 def _prod_of_others(x, ans, axis, keepdims):
     """For each element, the product of the other elements of its reduction group.
 
-    Without zeros that is ``ans / x``, exact at every order there. With zeros, it is the
-    product of the exclusive running products from the left and from the right: ``ans / x``
-    would divide by zero, and masking the zeros out (``where``) would give the right values
-    but wrong higher derivatives.
+    It is the product of the exclusive running products from the left and from the right.
+    Only where nothing will differentiate the result (a first-order pass that nothing
+    records) and no element is zero is it ``ans / x``, cheaper and as accurate there: its
+    derivatives, ``x_j / x - ans / x**2``..., cancel, and lose float32 third derivatives to
+    rounding (TensorFlow uses the running products too). With zeros ``ans / x`` would
+    divide by zero, and masking them out (``where``) would give the right values but wrong
+    higher derivatives.
     """
-    if not getattr(x, "_symbolic", False) and not np.any(np.asarray(getattr(x, "_value", x)) == 0):
+    if STATE.plain and not getattr(x, "_symbolic", False) and not np.any(
+            np.asarray(getattr(x, "_value", x)) == 0):
         a = ans if keepdims else reshape(ans, _keep_shape(x.shape, axis))
         return a / x
     keep = [i for i in range(x.ndim) if i not in axis]

@@ -3,26 +3,46 @@
 Each active tape records one operation from the inputs of a ``custom_gradient`` function to
 its outputs, whose VJP is the user's ``grad_fn``. ``grad_fn`` is ordinary tapegrad code, so
 outer tapes record it in turn and higher derivatives work. Forward accumulators follow the
-function's own operations, which gives the JVP of the function as written.
+function's own operations, which gives the JVP of the function as written; where that gives
+an output no tangent (``f`` returned a Python number or a NumPy value), they use the custom
+rule transposed, as TensorFlow does. Results are always tensors.
 ``recompute_grad`` runs its function with tapes paused, keeping no intermediates, and
 recomputes them under a fresh tape for the gradient.
 """
 import functools
 
-from tapegrad.primitives.api import convert_to_tensor, identity, zeros_like
+from tapegrad.primitives.api import convert_to_tensor, identity, reduce_sum, zeros_like
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.util import nest
 
 
 class _CustomOp:
-    """A one-off operation on the tape whose VJP calls a user's ``grad_fn``."""
+    """A one-off operation whose VJP calls a user's ``grad_fn``; its JVP is that VJP
+    transposed (used by forward accumulators only where the function as written gives its
+    output no tangent, as in TensorFlow)."""
 
     __slots__ = ("name", "vjp", "jvp", "nondiff", "nin")
 
     def __init__(self, vjp, nin):
-        self.name, self.vjp, self.jvp, self.nondiff, self.nin = (
-            "custom_gradient", vjp, None, False, nin)
+        self.name, self.vjp, self.nondiff, self.nin = "custom_gradient", vjp, False, nin
+        self.jvp = self._transposed_vjp
+
+    def _transposed_vjp(self, tangents, ans, *xs):
+        # the VJP u -> J^T u is linear in u, so d/du <J^T u, t> = J t
+        from tapegrad.tape.gradient_tape import GradientTape
+        u = zeros_like(ans)
+        with GradientTape() as tape:
+            tape.watch(u)
+            cts = self.vjp(u, ans, *xs)
+            terms = [reduce_sum(c * t) for c, t in zip(cts, tangents)
+                     if c is not None and t is not None]
+        if not terms:
+            return None
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return tape.gradient(total, u)
 
 
 class _ReadSpy:
@@ -48,14 +68,16 @@ def _takes_variables(fn):
 
 
 def _as_list(grads, n, what):
-    if isinstance(grads, (list, tuple)):
-        grads = list(grads)
-    else:
-        grads = [grads]
+    # one gradient per flattened input, as TensorFlow counts them: ((), g) is one gradient
+    grads = nest.flatten(grads)
     if len(grads) != n:
         raise ValueError(f"custom_gradient function expected to return {n} gradients for "
                          f"{what}, but returned {len(grads)} instead.")
     return grads
+
+
+def _as_tensor(o):
+    return o if o is None or isinstance(o, Tensor) else convert_to_tensor(o)
 
 
 def custom_gradient(f=None):
@@ -82,31 +104,40 @@ def custom_gradient(f=None):
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         recs = STATE.recorders
-        inputs = [a.read_value() if type(a) is Variable and recs else
-                  (a if isinstance(a, Tensor) else convert_to_tensor(a)) for a in args]
+        # The arguments reach f unchanged (nested structures, empty tuples), except that a
+        # variable is read once; the recorded operation has one input per leaf.
+        flat_args = nest.flatten(args)
+        inputs = [a.read_value() if type(a) is Variable and recs else _as_tensor(a)
+                  for a in flat_args]
+        if any(type(a) is Variable for a in flat_args) and recs:
+            args = nest.pack_sequence_as(args, [i if type(a) is Variable else a
+                                                for a, i in zip(flat_args, inputs)])
         tapes = [r for r in recs if not hasattr(r, "jvp")]
+        accs = [r for r in recs if hasattr(r, "jvp")]
         spy = _ReadSpy()
         # f runs normally (tapes record its operations, so that grad_fn's use of its
         # intermediates is differentiable again), while the spy notes variable reads.
         with swap_recorders(recs + [spy]):
-            result, grad_fn = f(*inputs, **kwargs)
-        if not tapes:
-            return result
+            result, grad_fn = f(*args, **kwargs)
+        # Results are tensors, also where f returned Python numbers or NumPy values.
+        flat_out = [_as_tensor(o) for o in nest.flatten(result)]
+        if not recs:
+            return nest.pack_sequence_as(result, flat_out)
         variables = spy.variables
-        if variables and not _takes_variables(grad_fn):
+        if variables and tapes and not _takes_variables(grad_fn):
             raise TypeError("If using @custom_gradient with a function that uses variables, "
                             "then grad_fn must accept a keyword argument 'variables'.")
         ins = list(inputs) + [v.read_value() for v in variables]  # linked to the variables
         # The outputs the caller sees are fresh tensors that tapes reach only through
         # grad_fn; forward accumulators follow them through the identity.
-        with swap_recorders([r for r in recs if hasattr(r, "jvp")]):
-            flat_out = [identity(o) if isinstance(o, Tensor) else o
-                        for o in nest.flatten(result)]
+        with swap_recorders(accs):
+            flat_out = [identity(o) if o is not None else o for o in flat_out]
         n_in = len(inputs)
 
         def vjp_for(k):
             def rule(g, ans, *xs):
-                ups = [g if j == k else zeros_like(o) for j, o in enumerate(flat_out)]
+                ups = [g if j == k else (None if o is None else zeros_like(o))
+                       for j, o in enumerate(flat_out)]
                 if variables:
                     gin, gvar = grad_fn(*ups, variables=variables)
                     gin = _as_list(gin, n_in, "the inputs")
@@ -116,11 +147,14 @@ def custom_gradient(f=None):
             return rule
 
         for k, o in enumerate(flat_out):
-            if not isinstance(o, Tensor) or o.dtype.kind not in "fc":
+            if o is None or o.dtype.kind not in "fc":
                 continue
             op = _CustomOp(vjp_for(k), len(ins))
             for i, r in enumerate(recs):
-                if r in tapes:
+                # an accumulator takes the custom rule only where the function as written
+                # left the output without a tangent (a Python number, a NumPy value)
+                if r in tapes or (r.jvp(o) is None and any(
+                        r.jvp(x) is not None for x in ins if isinstance(x, Tensor))):
                     r.record(op, tuple(ins), {}, o, recs, i)
         return nest.pack_sequence_as(result, flat_out)
     return wrapper
@@ -140,6 +174,9 @@ def recompute_grad(f):
     """
     from tapegrad.tape.gradient_tape import GradientTape
 
+    def _float(a):
+        return isinstance(a, Tensor) and a.dtype.kind in "fc"
+
     @functools.wraps(f)
     @custom_gradient
     def inner(*args):
@@ -149,13 +186,22 @@ def recompute_grad(f):
 
         def grad_fn(*upstream, variables=None):
             with GradientTape(watch_accessed_variables=True) as tape:
-                tape.watch(list(args))
-                y2 = f(*args)
-            sources = list(args) + list(variables or [])
+                # fresh copies: one tensor passed as two arguments gets each partial
+                # derivative once, not the sum in both places (as in TensorFlow)
+                id_args = nest.map_structure(lambda a: identity(a) if _float(a) else a,
+                                             args)
+                flat = nest.flatten(id_args)
+                tape.watch([a for a in flat if _float(a)])
+                y2 = f(*id_args)
+            wrt = [k for k, a in enumerate(flat) if _float(a)]
+            sources = [flat[k] for k in wrt] + list(variables or [])
             grads = tape.gradient(nest.flatten(y2), sources, output_gradients=list(upstream),
                                   unconnected_gradients="zero")
+            per_arg = [None] * len(flat)
+            for k, g in zip(wrt, grads):
+                per_arg[k] = g
             if variables:
-                return grads[:len(args)], grads[len(args):]
-            return grads
+                return per_arg, grads[len(wrt):]
+            return per_arg
         return y, grad_fn
     return inner

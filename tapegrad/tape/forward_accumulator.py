@@ -1,5 +1,11 @@
-"""``ForwardAccumulator``: forward-mode JVPs computed as each operation runs."""
+"""``ForwardAccumulator``: forward-mode JVPs computed as each operation runs.
+
+Tangents are kept per tensor id while the tensor lives, as in TensorFlow: the accumulator
+holds its primals weakly, and a tensor's death (a weakref callback, which runs before its id
+can be reused) drops its tangent.
+"""
 import warnings
+import weakref
 
 from tapegrad.primitives.api import cast, convert_to_tensor, zeros
 from tapegrad.core.state import STATE, swap_recorders
@@ -31,7 +37,16 @@ class ForwardAccumulator:
         if len(fp) != len(ft):
             raise ValueError(f"ForwardAccumulator: {len(fp)} primals but {len(ft)} tangents; "
                              "they must have the same structure.")
-        self._tangents = {}   # id(tensor) -> (tensor, tangent): keeps both alive
+        self._tangents = _Tangents()  # id(tensor) -> (weakref to the tensor, tangent)
+        tangents_ref = weakref.ref(self._tangents)  # a strong one would be a cycle
+
+        def forget(ref):
+            d = tangents_ref()
+            if d is not None:
+                e = d.get(ref.key)
+                if e is not None and e[0] is ref:
+                    del d[ref.key]
+        self._forget = forget
         self._entered = False
         for p, t in zip(fp, ft):
             if not isinstance(p, Tensor):
@@ -53,7 +68,7 @@ class ForwardAccumulator:
                 continue
             if t.dtype != p.dtype:
                 t = cast(t, p.dtype)
-            self._tangents[id(p)] = (p, t)
+            self._put(p, t)
 
     def __enter__(self):
         if self._entered:
@@ -68,6 +83,11 @@ class ForwardAccumulator:
         STATE.recorders = [r for r in STATE.recorders if r is not self]
         STATE.refresh()
         return False
+
+    def _put(self, x, tangent):
+        ref = _KeyedRef(x, self._forget)
+        ref.key = id(x)
+        self._tangents[ref.key] = (ref, tangent)
 
     def record(self, prim, args, params, out, recorders, index):
         tan = self._tangents
@@ -84,12 +104,12 @@ class ForwardAccumulator:
         with swap_recorders(recorders[:index]):
             t = jvp_of(prim, args, params, out, ts)
         if t is not None:
-            tan[id(out)] = (out, t)
+            self._put(out, t)
 
     def record_read(self, var, val):
         e = self._tangents.get(id(var))
         if e is not None:
-            self._tangents[id(val)] = (val, e[1])
+            self._put(val, e[1])
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
         """The JVP of tensors computed inside (same structure as ``primals``).
@@ -110,3 +130,15 @@ class ForwardAccumulator:
                 return zeros(p.shape, dtype=p.dtype)
             return None
         return nest.map_structure(one, primals)
+
+
+class _Tangents(dict):
+    """A dict that can be weakly referenced."""
+
+    __slots__ = ("__weakref__",)
+
+
+class _KeyedRef(weakref.ref):
+    """A weak reference that remembers the id its tensor had."""
+
+    __slots__ = ("key",)

@@ -495,16 +495,25 @@ class GradientTape:
         if not isinstance(source, Tensor):
             raise TypeError(f"batch_jacobian: source must be a single Tensor or Variable, got "
                             f"{source!r} of type {type(source).__name__}.")
-        if target.ndim < 2 or source.ndim < 2 or target.shape[0] != source.shape[0]:
+        for x in (target, source):
+            if x.ndim < 2:  # TensorShape.with_rank_at_least(2)
+                raise ValueError(f"Shape {tuple(x.shape)} must have rank at least 2")
+        if target.shape[0] != source.shape[0]:
             raise ValueError(f"Need first dimension of target shape ({tuple(target.shape)}) "
                              f"and source shape ({tuple(source.shape)}) to match.")
         mode = jacobians.check_mode(mode)
         chunk_size = jacobians.check_chunk_size(chunk_size)
         _unconnected(unconnected_gradients)
-        if not experimental_use_pfor and not self._persistent:
-            raise RuntimeError("GradientTape must be created with persistent=True to compute "
-                               "the batch_jacobian with eager execution enabled and with "
-                               "experimental_use_pfor set to False.")
+        if not self._persistent:
+            # TensorFlow's loop runs its body once per row where it is not vectorized,
+            # or in groups of parallel_iterations: a non-persistent tape cannot
+            if experimental_use_pfor and parallel_iterations is not None:
+                raise RuntimeError("GradientTape must be created with persistent=True to "
+                                   "compute the batch_jacobian with parallel_iterations.")
+            if not experimental_use_pfor and not STATE.tracers:
+                raise RuntimeError("GradientTape must be created with persistent=True to "
+                                   "compute the batch_jacobian with eager execution enabled "
+                                   "and with experimental_use_pfor set to False.")
         entries, watched = self._begin_use()
         if self._persistent:
             target = self._resolve(target)
