@@ -8,7 +8,7 @@ See ``tapegrad/primitives/control_flow.py`` for the design.
 """
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import cast, gather, reduce_sum, reshape, where, zeros_like
 from tapegrad.ir import evaluate
 from tapegrad.ops.control_flow_trace import dtype_groups, trace, unpack
 
@@ -69,7 +69,7 @@ def jvp_loop(cond, body, n, fs, fc):
         with ForwardAccumulator([s[i] for i in fs] + [c[j] for j in fc], ts + tc) as acc:
             outs = evaluate(body.program, s + c)[0]
         tans = [acc.jvp(outs[i]) for i in fs]
-        return outs + [t if t is not None else T.zeros_like(outs[i])
+        return outs + [t if t is not None else zeros_like(outs[i])
                        for t, i in zip(tans, fs)]
 
     def build():
@@ -105,7 +105,7 @@ def reverse_loop(cond, body, n, n_max, out, history):
         (k,), ct_s, ct_c, hists, cs, gh = _split(xs, sizes)
         s = [None] * n
         for grp, h in zip(groups, hists):  # the loop variables before iteration k
-            for i, v in zip(grp, unpack(T.gather(h, k), [st[i] for i in grp])):
+            for i, v in zip(grp, unpack(gather(h, k), [st[i] for i in grp])):
                 s[i] = v
         active = evaluate(cond.program, s + cs)[0][0]
         srcs = [s[i] for i in fs] + [cs[j] for j in fc]
@@ -114,12 +114,12 @@ def reverse_loop(cond, body, n, n_max, out, history):
                 tape.watch(x)
             outs = evaluate(body.program, s + cs)[0]
         grads = tape.gradient([outs[i] for i in fs], srcs, output_gradients=ct_s)
-        grads = [g if g is not None else T.zeros_like(x) for g, x in zip(grads, srcs)]
-        new_s = [T.where(active, g, c) for g, c in zip(grads[:len(fs)], ct_s)]
-        new_c = [c + T.where(active, g, T.zeros_like(g))
+        grads = [g if g is not None else zeros_like(x) for g, x in zip(grads, srcs)]
+        new_s = [where(active, g, c) for g, c in zip(grads[:len(fs)], ct_s)]
+        new_c = [c + where(active, g, zeros_like(g))
                  for g, c in zip(grads[len(fs):], ct_c)]
         if history:  # the history row k is the state before iteration k: its cotangent joins
-            for i, piece in zip(out, unpack(T.gather(gh[0], k), [st[i] for i in out])):
+            for i, piece in zip(out, unpack(gather(gh[0], k), [st[i] for i in out])):
                 new_s[fs.index(i)] = new_s[fs.index(i)] + piece
         return [k - 1] + new_s + new_c
 
@@ -159,11 +159,11 @@ def batched_loop(cond, body, n, const_flags, size):
         return vmapped(cond, xs, axes, size)[0]
 
     def cond_fn(*xs):
-        return T.reduce_sum(T.cast(active(xs), "int32")) > 0
+        return reduce_sum(cast(active(xs), "int32")) > 0
 
     def body_fn(*xs):
         p, new = active(xs), vmapped(body, xs, axes, size)
-        return [T.where(T.reshape(p, (size,) + (1,) * len(s)), a, b)
+        return [where(reshape(p, (size,) + (1,) * len(s)), a, b)
                 for a, b, (s, _) in zip(new, xs[:n], st)]
 
     def build():

@@ -19,7 +19,8 @@ import numpy as np
 
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, Variable, convert_to_tensor
-from tapegrad.ops import array_ops as A, control_flow_trace as TR, math_ops as M
+from tapegrad.primitives.api import stop_gradient, where
+from tapegrad.ops import control_flow_trace as TR
 from tapegrad.primitives.control_flow import cond_p, make_subprogram
 from tapegrad.util import nest
 
@@ -50,7 +51,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         return _staged_cond(p, true_fn, false_fn, ())
     t, f = true_fn(), false_fn()  # eager vmap: both branches, selected per example
     _same_types(t, f, "cond", "true_fn", "false_fn", shapes=False)
-    return nest.pack_sequence_as(t, [M.where(p, a, b) for a, b in
+    return nest.pack_sequence_as(t, [where(p, a, b) for a, b in
                                      zip(_tensors(t), _tensors(f))])
 
 
@@ -82,7 +83,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     else:
         out = _eager_while(cond, body, state, n_max)
     if not back_prop:
-        out = nest.map_structure(A.stop_gradient, out)
+        out = nest.map_structure(stop_gradient, out)
     return out
 
 
@@ -209,7 +210,7 @@ def _eager_while(cond, body, state, n_max):
                 break
             new = _body_result(_call(body, state), state)
             _same_types(new, state, "while_loop", "body's result", "loop_vars", shapes=False)
-            state = nest.pack_sequence_as(state, [M.where(p, a, b) for a, b in
+            state = nest.pack_sequence_as(state, [where(p, a, b) for a, b in
                                                   zip(_tensors(new), _tensors(state))])
         k += 1
     return state

@@ -16,7 +16,7 @@ from tapegrad.compile.tracer import GraphBuilder, tracing
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, Variable, convert_to_tensor
 from tapegrad.ir import NameGen, Var, dce
-from tapegrad.ops import array_ops as A
+from tapegrad.primitives.api import concat, reshape
 from tapegrad.util import nest
 
 
@@ -130,7 +130,7 @@ def pack(vals, lead=0):
     """One tensor of ``vals`` (one dtype): each flattened after ``lead`` axes, concatenated."""
     if len(vals) == 1:
         return vals[0]
-    return A.concat([A.reshape(v, tuple(v.shape[:lead]) + (_size(v.shape[lead:]),))
+    return concat([reshape(v, tuple(v.shape[:lead]) + (_size(v.shape[lead:]),))
                      for v in vals], axis=lead)
 
 
@@ -142,7 +142,7 @@ def unpack(packed, types, lead=0):
     for shape, _ in types:
         n = _size(shape)
         piece = packed[(slice(None),) * lead + (slice(start, start + n),)]
-        out.append(A.reshape(piece, head + tuple(shape)))
+        out.append(reshape(piece, head + tuple(shape)))
         start += n
     return out
 

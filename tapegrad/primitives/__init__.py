@@ -1,6 +1,7 @@
-"""The closed set of primitives. Importing this package registers all of them."""
+"""The closed set of primitives. Importing this package registers all of them but ``cond``
+and ``while_loop`` (``control_flow.py``, a layer above: their rules run tapes and traces)."""
 from tapegrad.primitives import elementwise, reductions, shape, linalg  # noqa: F401
-from tapegrad.primitives import control_flow, random, sorting  # noqa: F401
+from tapegrad.primitives import random, sorting  # noqa: F401
 from tapegrad.primitives import conv, pooling  # noqa: F401
 from tapegrad.core.dispatch import PRIMITIVES  # noqa: F401
 from tapegrad.primitives import complex as _complex  # noqa: E402

@@ -4,7 +4,7 @@ TensorFlow-named ``tapegrad.ops``: the rules stay below the op layer (docs/ARCHI
 "Layers"), and they skip its argument conversions, which they never need.
 
 Each wrapper takes Tensors or NumPy arrays (a first-order pass that nothing records hands
-the rules arrays), and a Python number where the other operand fixes its dtype. Arguments
+the rules arrays); a Python number next to a tensor takes its dtype, as in the op layer. Arguments
 are what the primitive takes (normalised axes, full shapes): checking user input is the op
 layer's job. A wrapper that would not change its input returns it.
 
@@ -34,28 +34,41 @@ def tensor(x):
     return _wrap(np.asarray(x))
 
 
-def _operand(x, other):
-    """``x`` as a Tensor; a Python number takes ``other``'s dtype."""
+def _array(x):
+    """``x`` as a Tensor if it is one or an array (arrays keep their dtype), else None."""
     if isinstance(x, Tensor):
         return x
-    if type(x) in (int, float, bool) and other is not None:
-        return _wrap(np.asarray(x, dtype=other.dtype))
-    return _wrap(np.asarray(x))
+    if isinstance(x, (np.ndarray, np.generic)):
+        return _wrap(np.asarray(x))
+    return None
+
+
+def _operand(x, other):
+    """A Python value as a tensor of ``other``'s dtype where that is exact, else by
+    tapegrad's conversion rules."""
+    if other is not None:
+        try:
+            return convert_to_tensor(x, dtype=other.dtype)
+        except (TypeError, ValueError):
+            pass
+    return convert_to_tensor(x)
 
 
 def _pair(x, y):
-    """Two operands of one dtype (NumPy's promotion, as the op layer does)."""
-    xt = x if isinstance(x, Tensor) else None
-    yt = y if isinstance(y, Tensor) else None
-    if xt is None and type(x) is np.ndarray:
-        xt = _wrap(x)
-    if yt is None and type(y) is np.ndarray:
-        yt = _wrap(y)
-    x, y = _operand(x, yt) if xt is None else xt, _operand(y, xt) if yt is None else yt
-    if x.dtype != y.dtype:
-        dt = np.result_type(x.dtype, y.dtype)
-        x, y = cast(x, dt), cast(y, dt)
-    return x, y
+    """Two operands of one dtype, by the op layer's rules: a Python value takes the other
+    operand's dtype, two tensors promote as in NumPy."""
+    xt, yt = _array(x), _array(y)
+    if xt is None and yt is None:
+        xt = convert_to_tensor(x)
+        yt = _operand(y, xt if xt.dtype.kind in "fc" else None)
+    elif xt is None:
+        xt = _operand(x, yt)
+    elif yt is None:
+        yt = _operand(y, xt)
+    if xt.dtype != yt.dtype:
+        dt = np.result_type(xt.dtype, yt.dtype)
+        xt, yt = cast(xt, dt), cast(yt, dt)
+    return xt, yt
 
 
 def _unary(name):
@@ -161,6 +174,16 @@ def concat(xs, axis):
 def stack(xs, axis=0):
     """Tensors of one shape joined along a new ``axis``."""
     return concat([expand_dims(x, axis) for x in xs], axis % (tensor(xs[0]).ndim + 1))
+
+
+def gather(x, indices, axis=0):
+    """The slices of ``x`` at the integer ``indices`` along the non-negative ``axis``."""
+    return bind(PRIMITIVES["take"], tensor(x), tensor(indices), axis=axis)
+
+
+def stop_gradient(x):
+    """The same values, through which no gradient flows."""
+    return bind(PRIMITIVES["stop_gradient"], tensor(x))
 
 
 def pad(x, paddings, constant_values=0):

@@ -25,8 +25,10 @@ batched loop runs until every example is done, finished examples masked with ``w
 """
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad.primitives.api import (broadcast_to, convert_to_tensor, expand_dims, identity,
+                                     reshape, transpose, where, zeros_like)
 from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives import complex as _complex
 from tapegrad.ir import IRError, Program, check, evaluate, optimize
 
 
@@ -93,13 +95,13 @@ def _distinct(xs):
     """``xs`` as distinct tensor objects: tapes identify tensors by id."""
     seen, out = set(), []
     for x in xs:
-        out.append(T.identity(x) if id(x) in seen else x)
+        out.append(identity(x) if id(x) in seen else x)
         seen.add(id(x))
     return out
 
 
 def _zeros_for(c, like):
-    return c if c is not None else T.zeros_like(like)
+    return c if c is not None else zeros_like(like)
 
 
 # ---- cond -----------------------------------------------------------------------------------
@@ -172,7 +174,7 @@ def _cond_batch(args, batched, *, true_branch, false_branch):
         axes = [0 if b else None for b in flags]
         yt = vmapped(true_branch, ops, axes, size)[0]
         yf = vmapped(false_branch, ops, axes, size)[0]
-        return T.where(T.reshape(pred, (size,) + (1,) * (yt.ndim - 1)), yt, yf)
+        return where(reshape(pred, (size,) + (1,) * (yt.ndim - 1)), yt, yf)
     return cond_p.bind_raw(pred, *ops, true_branch=batched_branch(true_branch, flags, size),
                            false_branch=batched_branch(false_branch, flags, size))
 
@@ -271,7 +273,7 @@ def _while_vjp(g, ans, *args, cond, body, n_state, maximum_iterations, out, hist
     types = _types(args[:n])
     fs = [i for i in range(n) if types[i][1].kind in "fc"]
     fc = [j for j in range(len(args) - n) if args[n + j].dtype.kind in "fc"]
-    ct_s = [T.zeros_like(args[i]) for i in fs]
+    ct_s = [zeros_like(args[i]) for i in fs]
     if not history:
         for i, piece in zip(out, unpack(g, [types[i] for i in out])):
             ct_s[fs.index(i)] = piece
@@ -284,7 +286,7 @@ def _while_vjp(g, ans, *args, cond, body, n_state, maximum_iterations, out, hist
     hists = [while_p.bind_raw(*args, cond=cond, body=body, n_state=n, maximum_iterations=n_max,
                               out=tuple(grp), history=True) for grp in groups]
     rc, rb = reverse_loop(cond, body, n, n_max, out, history)
-    init = [T.convert_to_tensor(np.int32(n_max - 1))] + ct_s + [T.zeros_like(args[n + j])
+    init = [convert_to_tensor(np.int32(n_max - 1))] + ct_s + [zeros_like(args[n + j])
                                                             for j in fc]
     consts = hists + list(args[n:]) + ([g] if history else [])
     finals = run_loop(init, consts, rc, rb, n_max, want=range(1, len(init)))
@@ -299,7 +301,7 @@ def _while_batch(args, batched, *, cond, body, n_state, maximum_iterations, out,
     n = n_state
     size = next(a.shape[0] for a, b in zip(args, batched) if b)
     # every loop variable carries the batch: the body may mix batched values into any of them
-    state = [a if b else T.broadcast_to(T.expand_dims(a, 0), (size,) + tuple(a.shape))
+    state = [a if b else broadcast_to(expand_dims(a, 0), (size,) + tuple(a.shape))
              for a, b in zip(args[:n], batched[:n])]
     c2, b2 = batched_loop(cond, body, n, tuple(batched[n:]), size)
     r = while_p.bind_raw(*state, *args[n:], cond=c2, body=b2, n_state=n,
@@ -307,7 +309,7 @@ def _while_batch(args, batched, *, cond, body, n_state, maximum_iterations, out,
     types = [((size,) + tuple(s), d) for s, d in (body.in_types[i] for i in out)]
     if not history:
         return pack(unpack(r, types), lead=1)
-    pieces = [T.transpose(p, (1, 0) + tuple(range(2, p.ndim)))
+    pieces = [transpose(p, (1, 0) + tuple(range(2, p.ndim)))
               for p in unpack(r, types, lead=1)]  # (iteration, example) -> (example, iteration)
     return pack(pieces, lead=2)
 
@@ -318,3 +320,6 @@ while_p = Primitive(
     jvp=_while_jvp, batch=_while_batch,
     emit="_while_loop({args}, cond={cond}, body={body}, n_state={n_state}, "
          "maximum_iterations={maximum_iterations}, out={out}, history={history})")
+
+
+_complex.install()  # TensorFlow's convention for complex derivatives, on these rules too
