@@ -318,3 +318,26 @@ API_GRADS = [
 def test_api_derivatives_of_order_two(label, fn, xs, ws):
     check_grads(fn, [RNG.standard_normal(xs), RNG.standard_normal(ws)], modes=("fwd", "rev"),
                 order=2)
+
+
+@pytest.mark.parametrize("geometry", [
+    dict(strides=(1, 1), dilations=(1, 1), padding=((1, 1), (0, 2)), groups=1),
+    dict(strides=(2, 1), dilations=(1, 2), padding=((0, 0), (1, 1)), groups=2),
+])
+def test_blocks_of_the_batch_give_the_same_numbers(monkeypatch, geometry):
+    # the implementations split the batch when the columns pass COLUMN_BYTES
+    from tapegrad.primitives import conv as C
+    x, w = RNG.standard_normal((7, 6, 7, 4)), RNG.standard_normal((3, 2, 4 // geometry["groups"],
+                                                                  6))
+    y = C._conv(x, w, **geometry)
+    g = RNG.standard_normal(y.shape)
+    whole = (y, C._conv_input_grad(g, w, input_spatial=(6, 7), **geometry),
+             C._conv_filter_grad(x, g, kernel_spatial=(3, 2), **geometry))
+    monkeypatch.setattr(C, "COLUMN_BYTES", 1)   # one image per block
+    blocked = (C._conv(x, w, **geometry),
+               C._conv_input_grad(g, w, input_spatial=(6, 7), **geometry),
+               C._conv_filter_grad(x, g, kernel_spatial=(3, 2), **geometry))
+    for a, b in zip(whole, blocked):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y, ref_conv(x, w, geometry["strides"], geometry["dilations"],
+                                           geometry["padding"]), atol=1e-12)
