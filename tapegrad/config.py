@@ -52,3 +52,41 @@ def set_derivative_cache(enabled):
     if not isinstance(enabled, bool):
         raise TypeError(f"set_derivative_cache expects True or False, got {enabled!r}")
     _derivative_cache = enabled
+
+
+class threading:  # noqa: N801 - TensorFlow's namespace ``tf.config.threading``
+    """``tf.config.threading``: the threads BLAS may use.
+
+    By default tapegrad decides per compiled program: one thread for programs of small
+    GEMMs (where threads only spin, painfully so on a busy machine), the library's default
+    for large ones (``tapegrad/util/blas.py``). Setting a number here (or
+    ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` in the environment) turns that off.
+
+    >>> import tapegrad as tf
+    >>> tf.config.threading.get_intra_op_parallelism_threads()
+    0
+    """
+
+    @staticmethod
+    def set_intra_op_parallelism_threads(num_threads):
+        """Use ``num_threads`` BLAS threads everywhere (0: the library's default)."""
+        from tapegrad.util import blas
+        if not isinstance(num_threads, int) or num_threads < 0:
+            raise ValueError(f"num_threads must be a non-negative int, got {num_threads!r}")
+        blas.set_user_threads(num_threads)
+
+    @staticmethod
+    def get_intra_op_parallelism_threads():
+        from tapegrad.util import blas
+        return blas.user_threads()
+
+    @staticmethod
+    def set_inter_op_parallelism_threads(num_threads):
+        """Accepted for TensorFlow compatibility: tapegrad runs one op at a time."""
+        if not isinstance(num_threads, int) or num_threads < 0:
+            raise ValueError(f"num_threads must be a non-negative int, got {num_threads!r}")
+        threading._inter = num_threads
+
+    @staticmethod
+    def get_inter_op_parallelism_threads():
+        return getattr(threading, "_inter", 0)

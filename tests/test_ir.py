@@ -596,3 +596,24 @@ def test_seeded_layer_products_fold_the_seed_into_the_weights():
     # seeds already multiplied by w2 are not 0 or 1: (c x) w and x (c w) round differently
     q = _simplified(jac(lambda x: tf.matmul(tf.tanh(tf.matmul(x, w1)), w2)), (6, 3))
     assert not any(c.value.shape == (4, 5, 3) for c in q.constants)
+
+
+def test_seed_fold_has_a_cost_model_tested_on_both_sides():
+    """The seed-into-weights fold reads a (J, K, N) constant instead of a (J, B, K)
+    temporary: it is kept only while that constant is no larger than what it replaces."""
+    rng = np.random.RandomState(2)
+
+    def jac(w):
+        def f(x):
+            with tf.GradientTape() as g:
+                g.watch(x)
+                y = tf.tanh(tf.matmul(x, w))
+            return g.batch_jacobian(y, x, mode="reverse")
+        return f
+    w = tf.constant(rng.randn(40, 5).astype(np.float32))
+    for batch, folds in ((64, True), (2, False)):  # N = 40 inputs: fold iff N <~ B
+        q = _simplified(jac(w), (batch, 40))  # checks the values against the interpreter
+        folded = [c for c in q.constants if c.value.shape == (5, 5, 40)]
+        assert bool(folded) == folds, batch
+        biggest = max(c.value.size for c in q.constants)
+        assert folds or biggest <= w.shape[0] * w.shape[1]  # no constant beyond the weights

@@ -49,6 +49,7 @@ import numpy as np
 from tapegrad.compile.blocking import Region, regions, render_region, schedule
 from tapegrad.compile.emit_forms import fast_form, ufunc_of
 from tapegrad.ir.core import NameGen
+from tapegrad.util.blas import adaptive, is_threaded, program_work
 
 OUT_MIN_SIZE = 256  # below this many elements, out= buys nothing (measured)
 
@@ -352,5 +353,7 @@ def compile_program(program, fn_name=None):
     exec(compile(src, filename, "exec"), ns)
     fn = ns[fn_name or program.name]
     weakref.finalize(fn, linecache.cache.pop, filename, None)  # no leak across retraces
+    if is_threaded(program_work(program)):
+        fn = adaptive(fn)  # BLAS threads where they pay on this machine now (util/blas.py)
     return fn, src
 

@@ -52,7 +52,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "abstract", "vjp", "jvp", "batch", "emit", "nondiff",
-                 "nin", "doc", "stateful", "validate")
+                 "nin", "doc", "stateful", "validate", "blas_work")
 
     def __init__(self, name, impl, *, nin, abstract=None, vjp=None, jvp=None, batch=None,
                  emit=None, nondiff=False, doc="", stateful=False, validate=None):
@@ -62,6 +62,7 @@ class Primitive:
         self.abstract, self.vjp, self.jvp = abstract, vjp, jvp
         self.batch, self.emit, self.nondiff, self.doc = batch, emit, nondiff, doc
         self.stateful, self.validate = stateful, validate
+        self.blas_work = None  # multiply-adds of one call, for primitives that call BLAS
         PRIMITIVES[name] = self
 
     def __repr__(self):

@@ -482,6 +482,13 @@ def _matmul(e, ctx, out, a, w):
     if not _exact(out.dtype) and not np.isin(cv, (0, 1, -1)).all():
         return None
     N = wv.shape[1]
+    # Cost model: the folded (J, K, N) constant is read on every call instead of writing
+    # and reading the (J, B, K) temporary C * X. It pays only when it is no larger than
+    # what it replaces (the two constants and that temporary): N <= B, roughly. Past that
+    # (a 32->512->512 Jacobian at batch 16) it would be a 3x slower program and a constant
+    # 30x the size of the weights.
+    if J * K * N > cv.size + wv.size + J * B * K:
+        return None
     folded = ctx.const(np.ascontiguousarray(cv.reshape(J, K, 1) * wv))
     g = ctx.eqn("matmul", [x, folded], (J, B, N), out.dtype)
     back = ctx.eqn("reshape", [g.out], out.shape, out.dtype, shape=out.shape)

@@ -446,6 +446,14 @@ for _prim, _extra in ((conv_p, None), (conv_input_grad_p, "input_spatial"),
     _prim.batch = _batch_rule(_prim)
     _prim.validate = _validate(_prim.name, _extra)
 
+# multiply-adds of one call, for the BLAS-thread cost model (util/blas.py): output elements
+# times filter taps times input channels, whichever operand is the output here
+conv_p.blas_work = lambda ins, outs, p: outs[0].size * ins[1].size // max(1, ins[1].shape[-1])
+conv_input_grad_p.blas_work = lambda ins, outs, p: ins[0].size * ins[1].size // max(
+    1, ins[1].shape[-1])
+conv_filter_grad_p.blas_work = lambda ins, outs, p: ins[1].size * outs[0].size // max(
+    1, outs[0].shape[-1])
+
 # The code generator imports these by name for the ``emit`` strings above.
 EMIT_HELPERS = {"_conv": _conv, "_conv_input_grad": _conv_input_grad,
                 "_conv_filter_grad": _conv_filter_grad}

@@ -168,6 +168,9 @@ def _matmul_batch(args, batched):
 
 
 matmul_p.batch = _matmul_batch
+# multiply-adds of one call: the BLAS-thread cost model (util/blas.py) reads it
+matmul_p.blas_work = lambda ins, outs, params: outs[0].size * (ins[0].shape[-1] if ins[0].shape
+                                                               else 1)
 
 
 # ---- einsum: variadic; subscripts are explicit, e.g. 'ij,jk->ik' ------------------------
@@ -283,6 +286,23 @@ einsum_p = Primitive("einsum", _einsum, nin=None, abstract=_einsum_abstract, vjp
                      validate=_einsum_validate,
                      jvp=_einsum_jvp, batch=_einsum_batch,
                      emit="_einsum({args}, subscripts='{subscripts}')")
+
+
+def _einsum_work(ins, outs, params):
+    """Multiply-adds of one einsum: the product of every index's size."""
+    subs = params["subscripts"].replace(" ", "")
+    if "..." in subs:  # sizes the letters do not name: assume big (the library's threads)
+        return max(v.size for v in ins) * max(1, outs[0].size)
+    sizes = {}
+    for term, v in zip(subs.split("->")[0].split(","), ins):
+        sizes.update(zip(term, v.shape))
+    work = 1
+    for n in sizes.values():
+        work *= n
+    return work
+
+
+einsum_p.blas_work = _einsum_work
 
 
 # ---- inverse and determinants --------------------------------------------------------------

@@ -1,0 +1,153 @@
+"""BLAS threads chosen per compiled program by measuring, so small GEMMs never spin on a
+busy machine and large ones keep their threads on a quiet one.
+
+OpenBLAS starts its thread pool for any GEMM past a small size. On a quiet machine that pays;
+on one whose cores are busy with other work (another job, a Dask worker, a laptop doing
+anything), the threads spin waiting for cores and a program of many GEMMs gets many times
+slower. Which case holds is a fact about the machine at run time, not about the program, so
+each compiled program that makes BLAS calls big enough to be threaded
+(``THREADED_WORK`` multiply-adds) times itself: its first calls alternate between NumPy's
+BLAS on one thread and the library's default, it keeps the faster, and it probes again
+every ``REPROBE_CALLS`` calls or ``REPROBE_SECONDS`` seconds, so it follows a machine that
+gets busy or quiet. Switching costs about a microsecond (``threadpoolctl``); the results are
+the same either way (OpenBLAS splits the output between threads, not the sums).
+
+The policy steps aside whenever the user decided: when ``OPENBLAS_NUM_THREADS``,
+``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` is set, when ``TAPEGRAD_BLAS_THREADS=default``
+is set, or after ``tf.config.threading.set_intra_op_parallelism_threads(n)``. Without
+threadpoolctl installed (the ``fast`` extra) nothing changes.
+
+>>> is_threaded(64 * 64 * 64)              # OpenBLAS runs this on one thread anyway
+False
+>>> is_threaded(256 ** 3)
+True
+"""
+import os
+import threading
+from time import perf_counter
+
+THREADED_WORK = 1 << 18  # multiply-adds from which OpenBLAS starts its threads
+PROBES = 3               # timed calls of each mode per round
+REPROBE_CALLS = 500
+REPROBE_SECONDS = 2.0
+_USER_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+_lock = threading.Lock()
+_state = {"controllers": None, "depth": 0, "saved": (), "user": None}
+
+
+def user_decided():
+    """Whether the user chose BLAS threads themselves (then tapegrad never changes them)."""
+    if _state["user"] is not None:
+        return True
+    return (os.environ.get("TAPEGRAD_BLAS_THREADS", "auto") != "auto"
+            or any(os.environ.get(v) for v in _USER_VARS))
+
+
+def set_user_threads(n):
+    """``tf.config.threading.set_intra_op_parallelism_threads``: n BLAS threads (0: the
+    library's default), and the automatic policy off."""
+    _state["user"] = n
+    for c in _controllers():
+        c.set_num_threads(n if n > 0 else os.cpu_count() or 1)
+
+
+def user_threads():
+    return _state["user"] or 0
+
+
+def is_threaded(work):
+    """Whether a program whose largest BLAS call is ``work`` multiply-adds may use threads."""
+    return work >= THREADED_WORK
+
+
+def _controllers():
+    if _state["controllers"] is None:
+        try:
+            import numpy as np
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - the optional extra is missing
+            _state["controllers"] = []
+            return []
+        numpy_dir = os.path.dirname(os.path.dirname(np.__file__))
+        libs = [c for c in ThreadpoolController().lib_controllers
+                if c.user_api == "blas" and ("numpy" in c.filepath or
+                                             c.filepath.startswith(numpy_dir))]
+        _state["controllers"] = libs
+    return _state["controllers"]
+
+
+def _set_single(libs):
+    with _lock:
+        if _state["depth"] == 0:
+            _state["saved"] = tuple(c.get_num_threads() for c in libs)
+            for c in libs:
+                c.set_num_threads(1)
+        _state["depth"] += 1
+
+
+def _restore(libs):
+    with _lock:
+        _state["depth"] -= 1
+        if _state["depth"] == 0:
+            for c, n in zip(libs, _state["saved"]):
+                c.set_num_threads(n)
+
+
+def adaptive(fn):
+    """``fn`` (a compiled program) choosing, by timing itself, between NumPy's BLAS on one
+    thread and the library's default (see the module doc). Nested calls and threads are
+    safe: the first caller in sets one thread, the last one out restores the setting."""
+    state = {"choice": None, "times": ([], []), "calls": 0, "since": 0.0}
+
+    def run(*args):
+        if user_decided():
+            return fn(*args)
+        libs = _controllers()
+        if not libs:
+            return fn(*args)
+        choice = state["choice"]
+        if choice is not None:
+            state["calls"] += 1
+            if state["calls"] < REPROBE_CALLS and perf_counter() - state["since"] < \
+                    REPROBE_SECONDS:
+                if choice == 0:
+                    return fn(*args)
+                _set_single(libs)
+                try:
+                    return fn(*args)
+                finally:
+                    _restore(libs)
+            state["choice"], state["times"] = None, ([], [])
+        single, default = state["times"]
+        mode = 1 if len(single) <= len(default) else 0
+        if mode:
+            _set_single(libs)
+        t0 = perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            dt = perf_counter() - t0
+            if mode:
+                _restore(libs)
+            (single if mode else default).append(dt)
+            if len(default) >= PROBES and len(single) >= PROBES:
+                state["choice"] = int(sorted(single)[PROBES // 2] < sorted(default)[PROBES // 2])
+                state["calls"], state["since"] = 0, perf_counter()
+
+    run.__wrapped__ = fn
+    run.blas_state = state  # for tests and diagnostics
+    return run
+
+
+def program_work(program):
+    """The largest BLAS call of a program, in multiply-adds (0: it makes none)."""
+    work = 0
+    for e in program.equations:
+        rule = getattr(e.prim, "blas_work", None)
+        if rule is not None:
+            work = max(work, int(rule(e.inputs, e.outs, e.kwargs)))
+        for _, v in e.params:  # control-flow sub-programs
+            if hasattr(v, "equations"):
+                work = max(work, program_work(v))
+    return work

@@ -1,0 +1,110 @@
+"""The BLAS-thread policy (tapegrad/util/blas.py): measured per program, exact either way."""
+import threading
+
+import numpy as np
+import pytest
+
+import tapegrad as tf
+from tapegrad.util import blas
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+
+def _numpy_threads():
+    return [c.get_num_threads() for c in blas._controllers()]
+
+
+def _mlp_grad(width):
+    rng = np.random.default_rng(0)
+    w1 = tf.constant(rng.standard_normal((32, width)).astype(np.float32) / 6)
+    w2 = tf.constant(rng.standard_normal((width, width)).astype(np.float32) / width ** 0.5)
+
+    @tf.function
+    def g(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.reduce_sum(tf.tanh(tf.tanh(x @ w1) @ w2))
+        return t.gradient(y, x)
+    return g
+
+
+def test_work_model_reads_each_blas_primitive():
+    @tf.function
+    def f(a, b, x, k):
+        return (tf.reduce_sum(a @ b) + tf.reduce_sum(tf.einsum("ij,jk->ik", a, b))
+                + tf.reduce_sum(tf.nn.conv2d(x, k, 1, "VALID")))
+
+    cf = f.get_concrete_function(tf.zeros([8, 16]), tf.zeros([16, 4]), tf.zeros([2, 10, 10, 3]),
+                                 tf.zeros([3, 3, 3, 5]))
+    # matmul and einsum: 8*4*16 = 512; conv: 2*8*8*5 outputs, 3*3*3 taps each = 4320
+    assert blas.program_work(cf.raw_program) == 2 * 8 * 8 * 5 * 27
+    assert not blas.is_threaded(4320) and blas.is_threaded(1 << 20)
+
+
+@pytest.mark.parametrize("width", [16, 256])  # both sides of THREADED_WORK
+def test_same_numbers_in_both_modes_and_setting_restored(width):
+    g = _mlp_grad(width)
+    x = tf.constant(np.random.default_rng(1).standard_normal((64, 32)).astype(np.float32))
+    before = _numpy_threads()
+    ref = g(x).numpy()
+    with threadpoolctl.threadpool_limits(1, "blas"):
+        single = g(x).numpy()
+    runs = [g(x).numpy() for _ in range(2 * blas.PROBES + 3)]
+    np.testing.assert_array_equal(ref, single)
+    for r in runs:
+        np.testing.assert_array_equal(r, ref)
+    assert _numpy_threads() == before
+    run = g.get_concrete_function(x)._fn
+    threaded = blas.is_threaded(64 * width * width)
+    assert hasattr(run, "blas_state") == threaded
+    if threaded and not blas.user_decided():
+        assert run.blas_state["choice"] in (0, 1)  # it measured both and chose
+
+
+def test_user_setting_wins(monkeypatch):
+    g = _mlp_grad(256)
+    x = tf.ones([64, 32])
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    assert blas.user_decided()
+    for _ in range(2 * blas.PROBES + 1):
+        g(x)
+    run = g.get_concrete_function(x)._fn
+    assert run.blas_state["choice"] is None and run.blas_state["times"] == ([], [])
+
+
+def test_config_threading_api():
+    assert tf.config.threading.get_inter_op_parallelism_threads() == 0
+    with pytest.raises(ValueError, match="non-negative"):
+        tf.config.threading.set_intra_op_parallelism_threads(-1)
+    before = _numpy_threads()
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        assert tf.config.threading.get_intra_op_parallelism_threads() == 1
+        assert blas.user_decided() and set(_numpy_threads()) <= {1}
+    finally:
+        blas._state["user"] = None
+        for c, n in zip(blas._controllers(), before):
+            c.set_num_threads(n)
+
+
+def test_threads_share_a_program_and_the_setting_comes_back():
+    g = _mlp_grad(256)
+    x = tf.constant(np.random.default_rng(2).standard_normal((64, 32)).astype(np.float32))
+    ref = g(x).numpy()
+    before = _numpy_threads()
+    errors = []
+
+    def work():
+        try:
+            for _ in range(30):
+                np.testing.assert_array_equal(g(x).numpy(), ref)
+        except AssertionError as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    assert blas._state["depth"] == 0 and _numpy_threads() == before
