@@ -17,7 +17,7 @@ The policy steps aside whenever the user decided: when ``OPENBLAS_NUM_THREADS``,
 is set, or after ``tf.config.threading.set_intra_op_parallelism_threads(n)``. Without
 threadpoolctl installed (the ``fast`` extra) nothing changes.
 
->>> is_threaded(64 * 64 * 64)              # OpenBLAS runs this on one thread anyway
+>>> is_threaded(32 * 64 * 64)              # OpenBLAS runs this on one thread anyway
 False
 >>> is_threaded(256 ** 3)
 True
