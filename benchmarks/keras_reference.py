@@ -124,6 +124,15 @@ LOSSES = [
     ("scce_logits_column", "SparseCategoricalCrossentropy", {"from_logits": True},
      "sparse_column", "real", True),
 ]
+# losses of a Keras softmax / sigmoid output: Keras computes them from the logits it keeps
+# (saturated logits show the difference from the clipped probabilities)
+LOSSES_OF_ACTIVATIONS = [
+    ("cce_of_softmax", "CategoricalCrossentropy", {}, "onehot", "softmax"),
+    ("scce_of_softmax", "SparseCategoricalCrossentropy", {}, "sparse", "softmax"),
+    ("bce_of_sigmoid", "BinaryCrossentropy", {}, "binary", "sigmoid"),
+    ("bce_of_sigmoid_smooth", "BinaryCrossentropy", {"label_smoothing": 0.2}, "binary",
+     "sigmoid"),
+]
 LOSS_FUNCTIONS = [("fn_mse", "mean_squared_error", "real", "real"),
                   ("fn_mae", "mean_absolute_error", "real", "real"),
                   ("fn_bce", "binary_crossentropy", "binary", "unit"),
@@ -256,6 +265,15 @@ def main():
         arrays[f"loss/{name}/value"] = np.asarray(value)
         manifest["losses"].append({"name": name, "class": cls, "config": config,
                                    "weighted": weighted})
+    for name, cls, config, tkind, activation in LOSSES_OF_ACTIVATIONS:
+        y_true = _targets(tkind, rng, (6, 5))
+        logits = (rng.normal(size=(6, 5)) * 12).astype("float32")  # some saturate
+        y_pred = getattr(keras.activations, activation)(tf.constant(logits))
+        value = getattr(keras.losses, cls)(**config)(y_true, y_pred)
+        arrays[f"lossact/{name}/y_true"], arrays[f"lossact/{name}/logits"] = y_true, logits
+        arrays[f"lossact/{name}/value"] = np.asarray(value)
+        manifest["losses"].append({"name": name, "class": cls, "config": config,
+                                   "activation": activation})
     for name, fn, tkind, pkind in LOSS_FUNCTIONS:
         y_true, y_pred = _targets(tkind, rng, (6, 4)), _targets(pkind, rng, (6, 4))
         arrays[f"lossfn/{name}/y_true"], arrays[f"lossfn/{name}/y_pred"] = y_true, y_pred

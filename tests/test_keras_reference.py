@@ -43,7 +43,12 @@ def test_layer_outputs_match_keras(case):
 @pytest.mark.parametrize("case", MANIFEST["losses"], ids=lambda c: c["name"])
 def test_losses_match_keras(case):
     name = case["name"]
-    if "function" in case:
+    if "activation" in case:
+        prefix = f"lossact/{name}"
+        y_pred = getattr(keras.activations, case["activation"])(DATA[f"{prefix}/logits"])
+        value = getattr(keras.losses, case["class"])(**case["config"])(
+            DATA[f"{prefix}/y_true"], y_pred)
+    elif "function" in case:
         prefix = f"lossfn/{name}"
         value = getattr(keras.losses, case["function"])(DATA[f"{prefix}/y_true"],
                                                        DATA[f"{prefix}/y_pred"])

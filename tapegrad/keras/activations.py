@@ -5,8 +5,26 @@
 [0.0, 2.0]
 """
 import math
+import weakref
 
 from tapegrad.keras import _tf as tf
+
+# Keras (TensorFlow backend) keeps the logits on the output of its softmax and sigmoid
+# (``_keras_logits``), and its crossentropies compute from those logits, the stable form.
+# tapegrad tensors have no room for an attribute: the logits live here, by the output's id.
+_LOGITS = {}
+
+
+def _remember_logits(out, logits):
+    key = id(out)
+    _LOGITS[key] = (weakref.ref(out, lambda _, key=key: _LOGITS.pop(key, None)), logits)
+    return out
+
+
+def logits_of(t):
+    """The logits ``t`` was computed from by ``softmax`` or ``sigmoid`` here, or None."""
+    entry = _LOGITS.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
 
 
 def _t(x):
@@ -43,7 +61,7 @@ def softmax(x, axis=-1):
     x = _t(x)
     if x.ndim <= 1:
         raise ValueError(f"Cannot apply softmax to a tensor that is 1D. Received input: {x}")
-    return tf.nn.softmax(x, axis=axis)
+    return _remember_logits(tf.nn.softmax(x, axis=axis), x)
 
 
 def log_softmax(x, axis=-1):
@@ -88,7 +106,8 @@ def tanh(x):
 
 
 def sigmoid(x):
-    return tf.sigmoid(x)
+    x = _t(x)
+    return _remember_logits(tf.sigmoid(x), x)
 
 
 def exponential(x):

@@ -43,6 +43,20 @@ def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
     return x1, x2
 
 
+def _get_logits(output, from_logits, op, fn_name):
+    """Keras's TensorFlow backend: the output of a Keras softmax or sigmoid is replaced by
+    the logits it was computed from (the stable form of the crossentropy)."""
+    from tapegrad.keras.activations import logits_of
+    logits = logits_of(output)
+    if logits is None:
+        return output, from_logits
+    if from_logits:
+        warnings.warn(f'"`{fn_name}` received `from_logits=True`, but the `output` argument '
+                      f"was produced by a {op} activation and thus does not represent "
+                      "logits. Was this intended?", stacklevel=3)
+    return logits, True
+
+
 def _same_shape(target, output):
     if tuple(target.shape) != tuple(output.shape):
         raise ValueError("Arguments `target` and `output` must have the same shape. "
@@ -84,6 +98,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     _same_shape(y_true, y_pred)
+    y_pred, from_logits = _get_logits(y_pred, from_logits, "Sigmoid", "binary_crossentropy")
     if from_logits:
         bce = tf.nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
     else:
@@ -108,6 +123,8 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / y_pred.shape[axis]
     _same_shape(y_true, y_pred)
+    y_pred, from_logits = _get_logits(y_pred, from_logits, "Softmax",
+                                      "categorical_crossentropy")
     if from_logits:
         return tf.nn.softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred,
                                                        axis=axis)
@@ -134,10 +151,11 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     if ignore_class is not None:
         valid = tf.not_equal(labels, ignore_class)
         labels = tf.where(valid, labels, tf.zeros_like(labels))
-    logits = y_pred
+    logits, from_logits = _get_logits(y_pred, from_logits, "Softmax",
+                                      "sparse_categorical_crossentropy")
     if not from_logits:
         eps = backend.epsilon()
-        logits = tf.math.log(tf.clip_by_value(y_pred, eps, 1 - eps))
+        logits = tf.math.log(tf.clip_by_value(logits, eps, 1 - eps))
     res = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     return res if valid is None else tf.where(valid, res, tf.zeros_like(res))
 

@@ -54,7 +54,7 @@ class Softmax(Layer):
     def call(self, inputs, mask=None):
         if mask is not None:
             inputs = tf.where(tf.cast(mask, "bool"), inputs, -1e9)
-        return tf.nn.softmax(inputs, axis=self.axis)
+        return activations._remember_logits(tf.nn.softmax(inputs, axis=self.axis), inputs)
 
 
 class ELU(Layer):
