@@ -163,6 +163,21 @@ def test_a_zip_bomb_is_refused_before_it_is_decompressed():
         load_bounded(archive(_constant_doc([2]), [lying]))
 
 
+def test_the_default_bound_is_named_when_a_file_declares_more():
+    # a central directory declaring 6 GiB of arrays, in a file of a few hundred bytes
+    ms = [member(f"const{i}.npy", npy([2]), 8, usize=3 * 2 ** 30) for i in range(2)]
+    with pytest.raises(LoadError, match=f"max_bytes={tf.saved.MAX_BYTES}"):
+        load_bounded(archive(_constant_doc([2]), ms))
+    assert tf.saved.MAX_BYTES == 2 ** 32  # the documented default (docs/saved_format.md)
+
+
+def test_a_missing_or_unreadable_path_is_a_load_error(tmp_path):
+    with pytest.raises(LoadError, match="No such file"):
+        tf.saved.load(tmp_path / "nowhere.tgz")
+    with pytest.raises(LoadError):
+        tf.saved.load(tmp_path)  # a directory
+
+
 def test_a_program_json_bomb_is_refused_before_it_is_decompressed():
     stream = zeros_deflated(100)
     m = member("program.json", b"", 8, data=stream, usize=100 * MiB, crc=0)

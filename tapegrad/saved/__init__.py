@@ -63,7 +63,7 @@ loading regenerates the NumPy code from the IR. Nothing from the file is ever ev
 primitive names are registry keys, code strings come from the registry, and every
 inconsistency raises ``LoadError`` (a ``ValueError``).
 """
-from tapegrad.saved.format import FORMAT, VERSION, VERSIONS, LoadError  # noqa: F401
+from tapegrad.saved.format import FORMAT, MAX_BYTES, VERSION, VERSIONS, LoadError  # noqa: F401
 from tapegrad.saved.archive import load, save  # noqa: F401
 from tapegrad.saved.options import SaveOptions  # noqa: F401
 from tapegrad.saved.loaded import LoadedFunction  # noqa: F401
