@@ -317,3 +317,30 @@ def test_iterating_inside_tf_function_is_refused_not_frozen():
 
     with pytest.raises(tf.errors.UnimplementedError, match="inside tf.function"):
         epoch()
+
+
+def test_tf_data_guide_snippets():
+    dataset = tf.data.Dataset.from_tensor_slices([8, 3, 0, 8, 2, 1])
+    assert [int(e) for e in dataset] == [8, 3, 0, 8, 2, 1]
+    assert int(next(iter(dataset))) == 8
+    assert int(dataset.reduce(0, lambda state, value: state + value)) == 22
+    dataset1 = tf.data.Dataset.from_tensor_slices(tf.random.uniform([4, 10]))
+    dataset2 = tf.data.Dataset.from_tensor_slices(
+        (tf.random.uniform([4]), tf.random.uniform([4, 100], maxval=100, dtype=tf.int32)))
+    dataset3 = tf.data.Dataset.zip((dataset1, dataset2))
+    assert dataset3.element_spec == (tf.TensorSpec([10], tf.float32),
+                                     (tf.TensorSpec([], tf.float32),
+                                      tf.TensorSpec([100], tf.int32)))
+    lines = ["shapes: {a.shape}, {b.shape}, {c.shape}".format(a=a, b=b, c=c)
+             for a, (b, c) in dataset3]
+    assert lines == ["shapes: (10,), (), (100,)"] * 4
+    # padded batches of rows whose length is their value
+    ds = tf.data.Dataset.range(100).map(lambda x: tf.fill([tf.cast(x, tf.int32)], x))
+    assert ds.element_spec == tf.TensorSpec([None], tf.int64)
+    ds = ds.padded_batch(4, padded_shapes=(None,))
+    first = next(iter(ds)).numpy().tolist()
+    assert first == [[0, 0, 0], [1, 0, 0], [2, 2, 0], [3, 3, 3]]
+    assert [b.shape for b in ds.skip(1).take(1)] == [(4, 7)]
+    # batching with a known batch size
+    batched = tf.data.Dataset.range(100).batch(10, drop_remainder=True)
+    assert batched.element_spec == tf.TensorSpec([10], tf.int64) and len(batched) == 10

@@ -173,26 +173,28 @@ class Map(Stage):
 
 
 def probe(fn, in_spec):
-    """The spec of ``fn``'s output on zero stand-ins, or None when that cannot be learned."""
+    """The spec of ``fn``'s output on stand-ins, or None when that cannot be learned.
+
+    Two stand-ins: zeros with unknown sizes 2, then ones with unknown sizes 3; output
+    dimensions that differ (they follow an input size, or a value, as ``tf.fill([x], x)``
+    does) become None.
+    """
     leaves = S.flatten(in_spec)
     if any(s.shape is None for s in leaves):
         return None
-    sizes = (2, 3) if any(d is None for s in leaves for d in s.shape) else (2,)
     specs = []
-    for k in sizes:
-        element = S.pack(in_spec, [_wrap(np.zeros([k if d is None else d for d in s.shape],
-                                                  s.dtype)) for s in leaves])
-        try:  # any error: the function cannot take placeholders (it reads values, say)
+    for k, fill in ((2, 0), (3, 1)):
+        element = S.pack(in_spec, [_wrap(np.full([k if d is None else d for d in s.shape],
+                                                 fill, s.dtype)) for s in leaves])
+        try:  # any error: the function cannot take stand-ins (it reads values, say)
             with np.errstate(all="ignore"):
                 specs.append(S.spec_of(S.to_element(call(fn, element), from_function=True)))
         except Exception:
             return None
-    if len(specs) == 2:
-        a, b = specs
-        if S.flatten(a) and _structure(a) != _structure(b):
-            return None
-        return S.relax(a, b)
-    return specs[0]
+    a, b = specs
+    if _structure(a) != _structure(b):
+        return None
+    return S.relax(a, b)
 
 
 def _structure(spec):

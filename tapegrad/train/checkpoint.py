@@ -231,6 +231,7 @@ class CheckpointLoadStatus:
     def __del__(self):
         if not self._partial and self._unused:
             warnings.warn(f"Restoring {self._path}: {len(self._unused)} saved values were not "
-                          f"restored (no variable at {self._unused[:3]}...). Were the objects "
-                          "built before restore? Use .expect_partial() to silence this.",
+                          f"restored (no variable at {self._unused[:3]}...). Build the objects "
+                          "before restoring (call the model once; optimizer.build("
+                          "model.trainable_variables)), or use .expect_partial().",
                           stacklevel=2)
