@@ -35,6 +35,7 @@ from tapegrad.compile import TensorSpec, function  # noqa: F401
 from tapegrad.ops.control_flow_ops import cond, while_loop  # noqa: F401
 from tapegrad import saved  # noqa: F401
 from tapegrad import sparsity  # noqa: F401
+from tapegrad.drawing import draw  # noqa: F401  (tf.draw: pictures of tapes and programs)
 from tapegrad import data  # noqa: F401
 from tapegrad.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
 from tapegrad.ops.gather_ops import repeat  # noqa: F401

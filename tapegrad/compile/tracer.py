@@ -34,13 +34,34 @@ import numpy as np
 from tapegrad.core.dispatch import _op_error
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor
-from tapegrad.ir.core import Const, Equation, NameGen, Program, Var, make_params
+from tapegrad.ir.core import Const, Equation, NameGen, Origin, Program, Var, make_params
 from tapegrad.ir.passes import compress
 from tapegrad.primitives.api import cast
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Names an argument of generated code must not take: keywords, NumPy, builtins.
 _RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np"}
+
+
+# Modules whose frames on the stack mean "a derivative pass is emitting this equation".
+_DERIVATIVE_FILES = tuple(os.path.join(_PKG_DIR, *p) for p in (
+    ("tape", "backward.py"), ("tape", "forward_accumulator.py"), ("tape", "derivative_cache.py"),
+    ("transforms", "jacobians.py")))
+
+
+def origin():
+    """The ``Origin`` of an equation being emitted: the innermost frame outside tapegrad,
+    and whether a derivative pass is between it and here."""
+    f = sys._getframe(2)
+    derivative = False
+    while f is not None:
+        name = f.f_code.co_filename
+        if not name.startswith(_PKG_DIR):
+            return Origin(f"{os.path.basename(name)}:{f.f_lineno}",
+                          linecache.getline(name, f.f_lineno).strip(), derivative)
+        derivative = derivative or name.startswith(_DERIVATIVE_FILES)
+        f = f.f_back
+    return Origin("<unknown>", "", derivative)
 
 
 class OperatorNotAllowedInGraphError(TypeError):
@@ -146,6 +167,7 @@ class GraphBuilder:
         self._capture_index = {}       # variable uid -> index in captures
         self._current = {}             # variable uid -> Var of its latest value
         self.lifted, self._lifted_of = [], {}
+        self.origins = {}              # Var name -> Origin (ir/core.py)
         self.sizes = None              # symbolic.Sizes in a trace for all sizes
         self.sym_shapes = {}           # Var name -> shape holding SymInts
         # tf.Variable creation (TensorFlow's rule: only on a function's first call); the
@@ -220,8 +242,14 @@ class GraphBuilder:
         outs = tuple(Var(self.names("t"), tuple(int(s) for s in shape), np.dtype(dtype))
                      for shape, dtype in (res if multi else [res]))
         self.equations.append(Equation(prim, ins, make_params(params), outs))
+        self._note_origin(outs)
         syms = tuple(SymbolicTensor(v, self) for v in outs)
         return syms if multi else syms[0]
+
+    def _note_origin(self, outs):
+        o = origin()
+        for v in outs:
+            self.origins[v.name] = o
 
     def _emit_sized(self, prim, args, ins, params, multi):
         """``emit`` in a trace with symbolic sizes (see compile/symbolic.py)."""
@@ -234,6 +262,7 @@ class GraphBuilder:
         if sym:
             self.sizes.params[len(self.equations)] = sym
         self.equations.append(Equation(prim, ins, make_params(plain), outs))
+        self._note_origin(outs)
         syms = []
         for v, p in zip(outs, probe):
             shape = self.sizes.output_shape(v, v.shape, p)
@@ -321,7 +350,7 @@ class GraphBuilder:
                         if self._current[uid] != self.captures[i])
         return Program(tuple(self.inputs) + tuple(v for _, v in self.lifted),
                        tuple(self.captures), tuple(self.constants), tuple(self.equations),
-                       outs, updates, self.name)
+                       outs, updates, self.name, tuple(self.origins.items()))
 
 
 @contextlib.contextmanager

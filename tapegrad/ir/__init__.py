@@ -61,7 +61,8 @@ program program(x:f32[2]) {
 >>> float(evaluate(p, [tf.constant([0.0, 1.0])])[0][0][0])
 1.0
 """
-from tapegrad.ir.core import Const, Equation, IRError, NameGen, Program, Var, make_params  # noqa: F401
+from tapegrad.ir.core import (Const, Equation, IRError, NameGen, Origin, Program, Var,  # noqa: F401
+                              make_params)
 from tapegrad.ir.checker import check  # noqa: F401
 from tapegrad.ir.printer import pretty  # noqa: F401
 from tapegrad.ir.interpreter import evaluate  # noqa: F401

@@ -74,6 +74,15 @@ class Equation(NamedTuple):
         return self.outs[0]
 
 
+class Origin(NamedTuple):
+    """Where an equation came from: the user's ``file:line``, that line's source text, and
+    whether a derivative pass (a tape's gradient, a Jacobian, forward mode) emitted it."""
+
+    where: str
+    source: str
+    derivative: bool
+
+
 def make_params(params):
     """Params dict -> the canonical sorted tuple that ``Equation.params`` holds."""
     return tuple(sorted(params.items()))
@@ -100,14 +109,20 @@ class Program:
     outputs: tuple
     updates: tuple = ()
     name: str = "program"
+    origins: tuple = ()  # (var name, Origin) pairs: where the tracer saw each value made
 
     def replace(self, **changes):
         """A copy with some fields replaced (programs are immutable)."""
         fields = dict(inputs=self.inputs, captures=self.captures, constants=self.constants,
                       equations=self.equations, outputs=self.outputs, updates=self.updates,
-                      name=self.name)
+                      name=self.name, origins=self.origins)
         fields.update(changes)
         return Program(**fields)
+
+    def origin_of(self):
+        """``{var name: Origin}``: the user's line (and whether it is derivative code) for
+        each value the tracer recorded; empty for programs built by hand or loaded."""
+        return dict(self.origins)
 
     def const_values(self):
         """``{name: value}`` of the constants."""
