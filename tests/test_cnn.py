@@ -199,3 +199,19 @@ def test_a_none_batch_dimension_is_traced_once():
         np.testing.assert_allclose(jac(x).numpy(), t.batch_jacobian(y, x).numpy(), rtol=1e-5,
                                    atol=1e-6)
     assert jac.trace_count == 1
+
+
+def test_sparse_hessian_through_convolution_and_pooling_equals_dense():
+    w = tf.constant(np.random.RandomState(5).standard_normal((3, 1, 2)))
+
+    def f(v):
+        x = tf.reshape(v, (1, 16, 1))
+        h = tf.tanh(tf.nn.conv1d(x, w, 1, "SAME"))
+        h = tf.nn.max_pool1d(h, 2, 2, "VALID") + tf.nn.avg_pool1d(h, 3, 2, "SAME")
+        return tf.reduce_sum(tf.sin(h))
+
+    v = tf.constant(np.random.RandomState(6).standard_normal(16))
+    pat = tf.sparsity.pattern(f, v)
+    assert not pat.all()  # local windows: a banded pattern, not dense
+    np.testing.assert_allclose(tf.hessian(f, sparse=True)(v).numpy(),
+                               tf.hessian(f, sparse=False)(v).numpy(), rtol=1e-10, atol=1e-12)
