@@ -12,7 +12,7 @@ import time
 
 from benchmarks import config
 
-ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9")
+ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W9P", "W10")
 
 
 def parse(argv):

@@ -10,6 +10,10 @@
 * W8b (LeNet training step, eager): tapegrad/torch <= 1.5.
 * W9 (the Keras MLP training step): eager tapegrad/torch <= 0.5 and ahead of TF-Keras, JAX
   without jit; under tf.function tapegrad/JAX-jit (hand-written Adam) <= 1.0.
+* W9P (the PINN step): compiled no slower than the fastest of JAX jit and TF tf.function;
+  eager tapegrad/torch <= 0.5.
+* W10 (the shape sweep, compiled): every shape <= 1.25x the fastest of JAX and TF, and the
+  geometric mean of those ratios <= 0.8.
 """
 import statistics
 
@@ -81,6 +85,7 @@ def evaluate(rows, floor_gflops):
         status, why = _status(row, peer, value, passed)
         out.append({"row": row.key, "target": what, "value": value, "status": status, "why": why})
 
+    sweep = []
     for row in rows:
         if row.mode == "eager" and (row.workload in EAGER_SET
                                     or (row.workload, row.case) in EAGER_CASES):
@@ -100,7 +105,30 @@ def evaluate(rows, floor_gflops):
         if row.workload == "W8b":
             r = ratio(row, "torch")
             add(row, "tapegrad/torch <= 1.5", "torch", r, lambda v: v is not None and v <= 1.5)
+        if row.workload == "W9P":
+            if row.mode == "eager":
+                r = ratio(row, "torch")
+                add(row, "tapegrad/torch <= 0.5", "torch", r, lambda v: v is not None and v <= 0.5)
+            else:
+                r = _fastest(row, ("jax", "tensorflow"))
+                add(row, "tapegrad/fastest of jax, tf <= 1.0", None, r,
+                    lambda v: v is not None and v <= 1.0)
+        if row.workload == "W10":
+            r = _fastest(row, ("jax", "tensorflow"))
+            sweep.append(r)
+            add(row, "tapegrad/fastest of jax, tf <= 1.25", None, r,
+                lambda v: v is not None and v <= 1.25)
         if row.workload == "W3":
             pct = floor_pct(row, "tapegrad", floor_gflops)
             add(row, ">= 50% of matmul floor", None, pct, lambda v: v is not None and v >= 50.0)
+    if sweep and all(v is not None for v in sweep):
+        gm = statistics.geometric_mean(sweep)
+        out.append({"row": "W10 (all shapes)", "target": "geometric mean <= 0.8", "value": gm,
+                    "status": "PASS" if gm <= 0.8 else "FAIL", "why": ""})
     return out
+
+
+def _fastest(row, peers):
+    """tapegrad / the fastest of ``peers`` (the largest of the ratios), or None."""
+    rs = [r for r in (ratio(row, p) for p in peers) if r is not None]
+    return max(rs) if rs else None

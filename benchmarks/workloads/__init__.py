@@ -13,6 +13,8 @@ from benchmarks.workloads import (
     w7_scale,
     w8_cnn,
     w9_keras,
+    w9p_pinn,
+    w10_sweep,
 )
 
 WORKLOADS = {
@@ -25,4 +27,6 @@ WORKLOADS = {
     "W7": w7_scale,
     "W8": w8_cnn,
     "W9": w9_keras,
+    "W9P": w9p_pinn,
+    "W10": w10_sweep,
 }
