@@ -227,3 +227,34 @@ def test_jit_compiled_fit_matches_eager_fit():
         results.append(m.get_weights())
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_fit_on_a_tf_data_dataset():
+    x, y = _data(40)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(40, seed=1).batch(8)
+    m = keras.Sequential([layers.Dense(1)])
+    m.compile(keras.optimizers.SGD(0.1), "mse")
+    hist = m.fit(ds, epochs=8, verbose=0, validation_data=ds)
+    assert hist.history["loss"][-1] < 0.1 * hist.history["loss"][0]
+    assert int(m.optimizer.iterations) == 8 * 5
+    assert m.predict(ds.map(lambda a, b: a), verbose=0).shape == (40, 1)
+    with pytest.raises(ValueError, match="must not be specified for the given input type"):
+        m.fit(ds, batch_size=4, verbose=0)
+
+
+def test_model_built_on_its_first_call_inside_tf_function():
+    x, y = _data(32)
+    model = keras.Sequential([layers.Dense(1)])
+    opt = keras.optimizers.SGD(0.1)
+
+    @tf.function
+    def step(a, b):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((model(a) - b) ** 2)
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    losses = [float(step(x, y)) for _ in range(30)]
+    assert model.built and len(model.weights) == 2
+    assert losses[-1] < 0.1 * losses[0]

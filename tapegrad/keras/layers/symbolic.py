@@ -7,9 +7,12 @@ layer (``Lambda`` and subclasses included) gets its output shape without a shape
 its own. The weights are built first from the symbolic shape, as Keras does, and restored
 after the probe runs, so a probe never changes a model.
 """
+import contextlib
 import itertools
 
 import numpy as np
+
+from tapegrad.core.state import STATE
 
 from tapegrad.keras import _tf as tf
 
@@ -104,8 +107,28 @@ def _concrete(structure, size):
     return tf.nest.map_structure(fill, structure)
 
 
+@contextlib.contextmanager
+def _outside_interpreters():
+    """Probes run plainly: a trace in progress (a Sequential built on its first call inside
+    ``tf.function``) would defer the weights' restoring assignments to every later call,
+    and a tape would record the probes."""
+    saved = STATE.recorders, STATE.tracers, STATE.batch_level
+    STATE.recorders, STATE.tracers, STATE.batch_level = [], [], 0
+    STATE.refresh()
+    try:
+        yield
+    finally:
+        STATE.recorders, STATE.tracers, STATE.batch_level = saved
+        STATE.refresh()
+
+
 def symbolic_call(layer, args, kwargs, record=True):
     """Call ``layer`` on symbolic tensors: build it, find its output spec, record a Node."""
+    with _outside_interpreters():
+        return _symbolic_call(layer, args, kwargs, record)
+
+
+def _symbolic_call(layer, args, kwargs, record):
     first = args[0] if args else next(iter(kwargs.values()))
     if layer.input_spec is not None:
         from tapegrad.keras.layers.input_spec import assert_input_compatibility
