@@ -1,11 +1,13 @@
 """Every docstring example in the package runs and prints what it says (STYLE.md, point 10)."""
 import doctest
 import importlib
+import pathlib
 import pkgutil
 
 import pytest
 
 import tapegrad
+from tapegrad.core.dispatch import PRIMITIVES
 
 
 def _modules():
@@ -46,3 +48,17 @@ def test_public_functions_have_docstrings():
                     and not (f.__doc__ or "").strip():
                 missing.append(f"{mod.__name__}.{n}")
     assert not missing, f"public functions without a docstring: {sorted(set(missing))}"
+
+
+def test_architecture_walkthrough():
+    """docs/ARCHITECTURE.md's walkthrough runs and prints what it says."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md"
+    before = set(PRIMITIVES)
+    try:
+        failed, attempted = doctest.testfile(
+            str(path), module_relative=False, report=True,
+            optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    finally:  # the primitive the walkthrough defines must not reach the registry tests
+        for name in set(PRIMITIVES) - before:
+            del PRIMITIVES[name]
+    assert attempted > 0 and failed == 0, f"{failed} of {attempted} examples failed"
