@@ -9,8 +9,8 @@ interpreted, a Hessian without ``sparsity`` is dense.
 
 >>> from tapegrad.core import hooks
 >>> sorted(hooks.NAMES)  # doctest: +NORMALIZE_WHITESPACE
-['apply_batch_rule', 'compiled_gradient', 'compiled_jacobian', 'sparse_hessian', 'stack',
- 'symbolic_sizes']
+['apply_batch_rule', 'batch_coupling', 'compiled_gradient', 'compiled_jacobian',
+ 'sparse_hessian', 'stack', 'symbolic_sizes']
 """
 
 
@@ -45,8 +45,13 @@ compiled_jacobian = None
 # Hessian where it pays, else ``dense`` (transforms/functional.py: hessian)
 sparse_hessian = None
 
+# sparsity/detect.py: ``batch_coupling(entries, source, target)``: whether examples of a
+# batch_jacobian can depend on each other (True, False, or None: not known)
+# (transforms/jacobians.py)
+batch_coupling = None
+
 NAMES = frozenset(("symbolic_sizes", "stack", "apply_batch_rule", "compiled_gradient",
-                   "compiled_jacobian", "sparse_hessian"))
+                   "compiled_jacobian", "sparse_hessian", "batch_coupling"))
 
 
 def install(**functions):

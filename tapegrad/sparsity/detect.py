@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from tapegrad.core import hooks
 from tapegrad.sparsity.rules import TooLarge, apply_rule
 
 LIMIT = 1 << 24  # dependency booleans one equation may produce (n times its output size)
@@ -104,6 +105,79 @@ def program_pattern(program, wrt=0, output=0, limit=LIMIT):
     return _as_pattern(env.get(y.name), x.size, y.shape)
 
 
+# -- are the examples of a batch independent? ---------------------------------------------
+def _example_codes(b):
+    """``(n, b)`` booleans: example ``e`` is the set ``{2k + bit k of e}``.
+
+    No code contains another, so an element that depends on any example besides its own has
+    a dependency outside its own code: ``2 ceil(log2 b)`` dependency rows decide exactly
+    (structurally) what ``b`` rows, one per example, would.
+    """
+    m = max(1, math.ceil(math.log2(b)))
+    bits = (np.arange(b)[None, :] >> np.arange(m)[:, None]) & 1
+    return np.stack([bits == 0, bits == 1], axis=1).reshape(2 * m, b)
+
+
+def batch_coupled(entries, source, target, limit=LIMIT):
+    """Whether element ``[b', ...]`` of ``target`` can depend on example ``b != b'`` of
+    ``source`` (both with the batch as axis 0) through the tape ``entries``.
+
+    True or False (structurally: ``x * 0.0`` still couples), or None when the dependency
+    arrays would exceed ``limit`` or the sizes are symbolic (``compile/symbolic.py``). The answer is cached per structure (``fingerprint``), so
+    a training loop or a trace pays for the propagation once.
+    """
+    if _symbolic_sizes(entries, source):
+        # a trace for all sizes: reading the sizes here would bind the program to this one
+        return None
+    b = source.shape[0]
+    if b <= 1:
+        return False
+    key = (fingerprint(entries, source), _position(entries, target), tuple(target.shape))
+    try:
+        return _COUPLED[key]
+    except (KeyError, TypeError):
+        pass
+    codes = _example_codes(b)
+    n = codes.shape[0]
+    shape = tuple(source.shape)
+    deps = np.ascontiguousarray(np.broadcast_to(
+        codes.reshape((n, b) + (1,) * (len(shape) - 1)), (n,) + shape))
+    try:
+        env = propagate(_tape_equations(entries), (id(source), deps), n, limit)
+    except TooLarge:
+        verdict = None
+    else:
+        d = env.get(id(target))
+        verdict = d is not None and bool(np.any(
+            np.asarray(d).reshape(n, b, -1).any(axis=2) & ~codes))
+    if len(_COUPLED) >= 256:  # endless structures: forget
+        _COUPLED.clear()
+    try:
+        _COUPLED[key] = verdict
+    except TypeError:
+        pass
+    return verdict
+
+
+_COUPLED = {}
+
+
+def _symbolic_sizes(entries, source):
+    if not getattr(source, "_symbolic", False):
+        return False
+    shapes = [source.shape] + [o.shape for e in entries
+                               for o in (e[3] if isinstance(e[3], (tuple, list)) else (e[3],))]
+    return any(type(d) is not int for s in shapes for d in s)
+
+
+def _position(entries, t):
+    for k in range(len(entries) - 1, -1, -1):
+        out = entries[k][3]
+        if out is t or (isinstance(out, (tuple, list)) and any(o is t for o in out)):
+            return k
+    return -1
+
+
 # -- reuse ---------------------------------------------------------------------------------
 _VALUE_RULES = ("take", "take_add")  # rules that read index values: they join the key
 
@@ -132,3 +206,6 @@ def fingerprint(entries, source):
     except TypeError:  # a list-valued param: its repr is just as exact
         key = repr(key)
     return key
+
+
+hooks.install(batch_coupling=batch_coupled)

@@ -117,6 +117,40 @@ def multilinear_rule(prim, deps, ins, vals, params, out, n):
     return acc
 
 
+def along_axis_rule(prim, deps, ins, vals, params, out, n):
+    """take_along_axis, put_along_axis_add: moves along ``axis`` within each slice.
+
+    With the indices known it is a movement (exact); traced indices can point anywhere in
+    their slice along ``axis``, and nowhere else.
+    """
+    if vals[1] is not None:
+        return movement_rule(prim, deps, ins, vals, params, out, n)
+    d = deps[0]
+    if d is None:
+        return None
+    axis = params["axis"] % len(_shape(ins[0]))
+    u = d.any(axis=axis + 1, keepdims=True)
+    return np.broadcast_to(u, (n,) + _shape(out))
+
+
+def matrix_rule(prim, deps, ins, vals, params, out, n):
+    """Linear algebra on stacks of matrices (inv, det, solve, cholesky...): an output
+    matrix depends on the whole of its own matrices, and on no other matrix of the stack."""
+    shape = _shape(out)
+    lead = max(len(_shape(a)) - 2 for a in ins)
+    extra = len(shape) - lead   # the output's own dimensions per matrix (0 for det)
+    acc = None
+    for d, a in zip(deps, ins):
+        if d is None:
+            continue
+        s = _shape(a)
+        u = d.reshape((n,) + s).any(axis=(-2, -1))
+        u = u.reshape((n,) + (1,) * (lead - (len(s) - 2)) + s[:-2] + (1,) * extra)
+        u = np.broadcast_to(u, (n,) + shape)
+        acc = u if acc is None else acc | u
+    return acc
+
+
 def _reduction_like(name):
     return lambda prim, *a: movement_rule(prim, *a, via=name)
 
@@ -161,6 +195,10 @@ for _name in ("max_pool_gather", "max_pool_scatter"):
     RULES[_name] = max_pool_pair_rule
 for _name in ("cast", "where", "integer_pow"):  # elementwise with their own shape rules
     RULES[_name] = elementwise_rule
+for _name in ("take_along_axis", "put_along_axis_add"):
+    RULES[_name] = along_axis_rule
+for _name in ("inv", "det", "solve", "cholesky", "triangular_solve"):
+    RULES[_name] = matrix_rule
 # fmt: on
 
 

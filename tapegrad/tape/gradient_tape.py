@@ -476,9 +476,12 @@ class GradientTape:
                        chunk_size=None):
         """Per-example Jacobians: result shape ``[b, y1..yn, x1..xm]``.
 
-        Assumes example i of the target depends only on example i of the source. An
-        unconnected source gives zeros (as in TensorFlow). ``mode`` and ``chunk_size`` as
-        in ``jacobian``.
+        As in TensorFlow, entry ``[b, i, j]`` is the sum over the target's batch ``b'`` of
+        ``d target[b', i] / d source[b, j]``: example b's Jacobian where examples are
+        independent. Where sparsity detection sees that they are not (a mean over the batch,
+        BatchNorm in training) it warns (``BatchCouplingWarning``), and computes that sum in
+        reverse mode whatever ``mode`` says. An unconnected source gives zeros (as in
+        TensorFlow). ``mode`` and ``chunk_size`` as in ``jacobian``.
 
         >>> import tapegrad as tf
         >>> x = tf.constant([[1.0, 2.0], [3.0, 4.0]])

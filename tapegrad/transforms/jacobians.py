@@ -14,11 +14,13 @@ ran. Values leave a ``vmap`` as stacked values, so only the plain records lead t
 records of a ``vmap`` that has ended are skipped outright.
 """
 import math
+import warnings
 
 import numpy as np
 
 from tapegrad.primitives.api import broadcast_to, concat, expand_dims, reshape, transpose, zeros
 from tapegrad import config
+from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, holds_size
 from tapegrad.tape.rules import jvp_of
@@ -359,9 +361,28 @@ def _as_block(x, shape):
 
 
 # -- batch_jacobian -----------------------------------------------------------------------------------
+class BatchCouplingWarning(UserWarning):
+    """``batch_jacobian`` of a target whose examples depend on each other."""
+
+
+COUPLED_WARNING = (
+    "batch_jacobian: examples of the target depend on other examples of the source (a mean "
+    "over the batch, batch normalization in training, ...), so the result is not a "
+    "per-example Jacobian: entry [b, i, j] is the sum over the target's batch b' of "
+    "d target[b', i] / d source[b, j], as in TensorFlow. Use jacobian for the full "
+    "Jacobian.")
+
+
 def tape_batch_jacobian(entries, target, source, *, mode="auto", chunk_size=None, loop=False):
-    """Per-example Jacobians ``[b, y1..yn, x1..xm]``; None if ``target`` does not depend on
-    ``source``. Example i of the target must depend only on example i of the source."""
+    """``J[b, i, j] = sum over b' of d target[b', i] / d source[b, j]``, of shape
+    ``[b, y1..yn, x1..xm]`` (TensorFlow's definition); None if ``target`` does not depend on
+    ``source``. For independent examples that is each example's Jacobian.
+
+    When sparsity detection sees that examples are coupled it warns
+    (``BatchCouplingWarning``) and uses reverse mode, which computes that sum; forward mode
+    (which would sum over the source's batch) runs only where the examples are known to be
+    independent.
+    """
     if not (_is_float(target) and _is_float(source)):
         return None
     path = _Path(entries, {id(source)}, {id(target)})
@@ -373,7 +394,15 @@ def tape_batch_jacobian(entries, target, source, *, mode="auto", chunk_size=None
     out_shape = (b,) + yshape + xshape
     if ny == 0 or nx == 0 or b == 0:
         return zeros(out_shape, dtype=target.dtype)
+    coupled = hooks.batch_coupling(path.entries, source, target) if hooks.batch_coupling \
+        else None
+    if coupled:
+        warnings.warn(COUPLED_WARNING, BatchCouplingWarning, stacklevel=4)
     mode = choose_mode(mode, nx, ny)
+    if mode == "forward" and coupled is not False:
+        # Forward mode sums over the source's batch, TensorFlow's batch_jacobian over the
+        # target's: they agree only for independent examples.
+        mode = "reverse"
     reverse = mode == "reverse"
     n_rows = ny if reverse else nx
     dt = target.dtype if reverse else source.dtype
