@@ -59,6 +59,29 @@ def main():
         y = tf.image.per_image_standardization(x).numpy()
         cases["standardize"].append({"input": x.tolist(), "dtype": dtype, "output": y.tolist(),
                                      "output_dtype": y.dtype.name})
+    cases["convert"] = []
+    for k, (shape, src, dst) in enumerate([((2, 3, 3), "uint8", "float32"),
+                                           ((2, 3, 3), "float32", "uint8"),
+                                           ((2, 3, 3), "int32", "float32"),
+                                           ((2, 3, 3), "float32", "int16")]):
+        x = _image(shape, src, 300 + k)
+        if src == "float32":
+            x = np.clip(np.abs(x) / 3, 0, 1).astype(np.float32)
+        elif src == "int32":
+            x = np.abs(x)
+        y = tf.image.convert_image_dtype(x, dst).numpy()
+        cases["convert"].append({"input": x.tolist(), "dtype": src, "to": dst,
+                                 "output": y.tolist()})
+    cases["gray"] = []
+    for k, dtype in enumerate(["float32", "uint8"]):
+        x = _image((2, 2, 3, 3), dtype, 400 + k)
+        y = tf.image.rgb_to_grayscale(x).numpy()
+        cases["gray"].append({"input": x.tolist(), "dtype": dtype, "output": y.tolist()})
+    cases["central_crop"] = []
+    for k, (shape, frac) in enumerate([((7, 9, 1), 0.5), ((2, 8, 5, 2), 0.33), ((5, 5, 1), 0.9)]):
+        x = _image(shape, "float32", 500 + k)
+        y = tf.image.central_crop(x, frac).numpy()
+        cases["central_crop"].append({"input": x.tolist(), "fraction": frac, "output": y.tolist()})
     cases["tensorflow_version"] = tf.__version__
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(cases))

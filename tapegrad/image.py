@@ -1,3 +1,5 @@
 """``tf.image``."""
 from tapegrad.ops.image_ops import (  # noqa: F401
-    ResizeMethod, adjust_contrast, per_image_standardization, resize)
+    ResizeMethod, adjust_contrast, central_crop, convert_image_dtype, flip_left_right,
+    flip_up_down, grayscale_to_rgb, per_image_standardization, random_flip_left_right,
+    random_flip_up_down, resize, rgb_to_grayscale)

@@ -83,3 +83,45 @@ def test_image_errors_as_tensorflow():
         tf.image.resize(tf.zeros([4, 4, 1]), [2, 2], method=tf.image.ResizeMethod.BICUBIC)
     with pytest.raises(ValueError, match="three-dimensional"):
         tf.image.per_image_standardization(tf.zeros([4, 4]))
+
+
+@pytest.mark.parametrize("case", REF["convert"], ids=lambda c: f"{c['dtype']}-{c['to']}")
+def test_convert_image_dtype_matches_tensorflow(case):
+    y = tf.image.convert_image_dtype(np.array(case["input"], case["dtype"]), case["to"])
+    assert y.dtype == np.dtype(case["to"])
+    np.testing.assert_allclose(y.numpy(), np.array(case["output"]), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", REF["gray"], ids=lambda c: c["dtype"])
+def test_rgb_to_grayscale_matches_tensorflow(case):
+    y = tf.image.rgb_to_grayscale(np.array(case["input"], case["dtype"]))
+    assert y.dtype == np.dtype(case["dtype"])
+    np.testing.assert_allclose(y.numpy(), np.array(case["output"]), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", REF["central_crop"], ids=lambda c: str(c["fraction"]))
+def test_central_crop_matches_tensorflow(case):
+    y = tf.image.central_crop(np.array(case["input"], np.float32), case["fraction"])
+    np.testing.assert_array_equal(y.numpy(), np.array(case["output"], np.float32))
+
+
+def test_flips_in_an_augmentation_pipeline():
+    img = np.arange(2 * 3 * 4 * 1, dtype=np.float32).reshape(2, 3, 4, 1)
+    np.testing.assert_array_equal(tf.image.flip_left_right(img).numpy(), img[:, :, ::-1])
+    np.testing.assert_array_equal(tf.image.flip_up_down(img[0]).numpy(), img[0, ::-1])
+    assert tf.image.grayscale_to_rgb(img).shape == (2, 3, 4, 3)
+    tf.random.set_seed(0)
+    ds = tf.data.Dataset.from_tensor_slices(np.repeat(img[:1], 64, axis=0)).map(
+        lambda x: tf.image.random_flip_left_right(x))
+    out = [x.numpy() for x in ds]
+    flipped = sum(bool(np.array_equal(o, img[0, :, ::-1])) for o in out)
+    kept = sum(bool(np.array_equal(o, img[0])) for o in out)
+    assert flipped + kept == 64 and 10 < flipped < 54
+    batch = tf.image.random_flip_up_down(np.repeat(img[:1], 32, axis=0)).numpy()
+    assert all(np.array_equal(b, img[0]) or np.array_equal(b, img[0, ::-1]) for b in batch)
+    check_grads(lambda x: tf.image.rgb_to_grayscale(tf.image.flip_left_right(x)),
+                [np.random.default_rng(3).normal(size=(2, 2, 3))])
+    with pytest.raises(ValueError, match="central_fraction must be within"):
+        tf.image.central_crop(img, 0.0)
+    with pytest.raises(ValueError, match="Dimension must be 3"):
+        tf.image.rgb_to_grayscale(img)

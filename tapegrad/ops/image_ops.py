@@ -1,4 +1,5 @@
-"""``tf.image``: resize (bilinear, nearest), adjust_contrast, per_image_standardization.
+"""``tf.image``: resize (bilinear, nearest), adjust_contrast, per_image_standardization,
+convert_image_dtype, flips, rgb_to_grayscale, central_crop.
 
 ``resize`` follows TensorFlow 2: half-pixel centres, no corner alignment. It is composed of
 ``gather`` along the two image axes and the lerp TensorFlow computes (in its order, with
@@ -12,7 +13,7 @@ from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError, UnimplementedError
 from tapegrad.ops import math_ops as M
 from tapegrad.ops._convert import cast, tensor
-from tapegrad.ops.array_ops import expand_dims, gather, squeeze
+from tapegrad.ops.array_ops import concat, expand_dims, gather, reverse, squeeze
 
 _wrap = Tensor._wrap
 
@@ -170,3 +171,96 @@ def per_image_standardization(image):
     std = M.reduce_std(x, axis=[-3, -2, -1], keepdims=True)
     floor = _wrap(np.asarray(1, x.dtype) / np.sqrt(np.asarray(n, x.dtype)))
     return M.divide_no_nan(x - mean, M.maximum(std, floor))
+
+
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """Convert between float images in [0, 1] and integer images in [0, MAX], as
+    TensorFlow: int to float scales by 1/MAX; float to int scales by MAX + 0.5 and casts
+    (out-of-range values always saturate here). Integer to integer is not implemented.
+
+    >>> import tapegrad as tf
+    >>> tf.image.convert_image_dtype(tf.constant([0, 255], tf.uint8), tf.float32).numpy().tolist()
+    [0.0, 1.0]
+    """
+    x, dt = tensor(image), _dt.as_dtype(dtype)
+    if x.dtype == dt:
+        return x
+    if x.dtype.kind == "f" and dt.kind == "f":
+        return cast(x, dt)
+    if x.dtype.kind in "iu" and dt.kind in "iu":
+        raise UnimplementedError("convert_image_dtype between integer dtypes is not "
+                                 "implemented.")
+    if x.dtype.kind in "iu":
+        return cast(x, dt) * (1.0 / np.iinfo(x.dtype).max)
+    return _convert_back(x, dt)
+
+
+def flip_left_right(image):
+    """Reverse the width axis of an image (or each image of a batch)."""
+    _batched(image, "image")
+    return reverse(tensor(image), [-2])
+
+
+def flip_up_down(image):
+    """Reverse the height axis of an image (or each image of a batch)."""
+    _batched(image, "image")
+    return reverse(tensor(image), [-3])
+
+
+def _random_flip(image, seed, axis):
+    from tapegrad.ops.random_ops import uniform
+    x = tensor(image)
+    _batched(x, "image")
+    n = x.shape[0] if x.ndim == 4 else 1
+    flip = M.less(uniform([n] + [1] * 3, seed=seed), 0.5)
+    flipped = reverse(x, [axis])
+    out = M.where(flip, flipped if x.ndim == 4 else expand_dims(flipped, 0),
+                  x if x.ndim == 4 else expand_dims(x, 0))
+    return out if x.ndim == 4 else squeeze(out, [0])
+
+
+def random_flip_left_right(image, seed=None):
+    """Flip each image left-right with probability 1/2 (reproducible after
+    ``tf.random.set_seed``; not TensorFlow's draws)."""
+    return _random_flip(image, seed, -2)
+
+
+def random_flip_up_down(image, seed=None):
+    """Flip each image up-down with probability 1/2."""
+    return _random_flip(image, seed, -3)
+
+
+def rgb_to_grayscale(images, name=None):
+    """Luma with TensorFlow's weights (0.2989, 0.5870, 0.1140); keeps the dtype and a last
+    axis of size 1."""
+    x = tensor(images)
+    if x.ndim < 1 or x.shape[-1] != 3:
+        raise ValueError(f"Dimension must be 3 but is {x.shape[-1] if x.ndim else 0} for "
+                         "rgb_to_grayscale (the last axis holds R, G, B).")
+    xf, orig = _convert_to_float(x)
+    w = _wrap(np.asarray([0.2989, 0.5870, 0.1140], xf.dtype))
+    gray = expand_dims(M.reduce_sum(xf * w, axis=-1), -1)
+    return _convert_back(gray, orig)
+
+
+def grayscale_to_rgb(images, name=None):
+    """Repeat the single channel three times."""
+    x = tensor(images)
+    if x.ndim < 1 or x.shape[-1] != 1:
+        raise ValueError("grayscale_to_rgb: the last axis must have size 1.")
+    return concat([x, x, x], axis=-1)
+
+
+def central_crop(image, central_fraction):
+    """The central ``central_fraction`` of each image's height and width (TensorFlow's
+    rounding of the border)."""
+    x, unbatched = _batched(image, "image")
+    f = float(central_fraction)
+    if not 0.0 < f <= 1.0:
+        raise ValueError("central_fraction must be within (0, 1]")
+    if f == 1.0:
+        return tensor(image)
+    h, w = int(x.shape[1]), int(x.shape[2])
+    top, left = int((h - h * f) / 2), int((w - w * f) / 2)
+    out = x[:, top:h - top, left:w - left, :]
+    return squeeze(out, [0]) if unbatched else out
