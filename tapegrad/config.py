@@ -3,6 +3,7 @@ import os
 
 _budget = None
 _derivative_cache = True
+_function_cache_size = 128
 
 
 def _machine_memory():
@@ -90,3 +91,27 @@ class threading:  # noqa: N801 - TensorFlow's namespace ``tf.config.threading``
     @staticmethod
     def get_inter_op_parallelism_threads():
         return getattr(threading, "_inter", 0)
+
+
+def function_cache_size():
+    """How many traced programs one ``tf.function`` keeps (default 128; see below)."""
+    return _function_cache_size
+
+
+def set_function_cache_size(n):
+    """Bound each ``tf.function``'s caches: at most ``n`` concrete functions (one per call
+    signature), least recently used evicted first; also ``n`` per-signature records of
+    ``reduce_retracing`` and ``None``-dimension program families. An evicted signature is
+    traced again when it comes back. None restores the default, 128.
+
+    >>> import tapegrad as tf
+    >>> tf.config.set_function_cache_size(16); tf.config.function_cache_size()
+    16
+    >>> tf.config.set_function_cache_size(None)
+    """
+    global _function_cache_size
+    if n is None:
+        n = 128
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"function cache size must be a positive int, got {n!r}")
+    _function_cache_size = n

@@ -22,7 +22,9 @@ import weakref
 
 import numpy as np
 
+from tapegrad import config
 from tapegrad.compile.concrete import ConcreteFunction
+from tapegrad.compile.lru import LRU
 from tapegrad.compile import signature, symbolic, template
 from tapegrad.compile.signature import (STATIC, TENSOR, VARIABLE, TensorSpec, conform,
                                         leaf_names, placeholder, rebuild, walk)
@@ -31,6 +33,8 @@ from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 
 RETRACE_WARNING = 10  # warn once when a function has traced this many times
+TEMPLATES_PER_SIGNATURE = 8  # program families kept per signature skeleton
+LEAKY_TRACES = 3  # symbolic traces that leaked a size before a signature is traced per size
 
 
 class Function:
@@ -43,9 +47,14 @@ class Function:
         self.reduce_retracing = bool(reduce_retracing)
         self.jit_compile = jit_compile  # accepted for TF compatibility: code is always generated
         self.trace_count = 0
-        self._cache = {}       # full signature key -> ConcreteFunction
-        self._fast = {}        # (shape, dtype, ...) of plain positional tensors -> runner
-        self._relaxed = {}     # structure key -> relaxed TensorSpecs (reduce_retracing)
+        # Every cache is bounded (compile/lru.py, tapegrad.config.function_cache_size):
+        # full signature key -> ConcreteFunction, least recently used evicted first
+        self._cache = LRU(on_evict=self._evicted)
+        # (shape, dtype, ...) of plain positional tensors -> runner: a plain dict, so the
+        # fast path pays nothing; emptied when half the bound is reached (hot signatures
+        # come back through _lookup, which also refreshes their place in _cache)
+        self._fast = {}
+        self._relaxed = LRU()  # structure key -> relaxed TensorSpecs (reduce_retracing)
         self._bound = weakref.WeakKeyDictionary()
         self._sig = _signature(fn)  # None for builtins: no introspection, no kwargs binding
         # With reduce_retracing or None dimensions, a program traced with symbolic sizes is
@@ -56,10 +65,11 @@ class Function:
             for s in (self.input_signature or ()))
         # skeleton -> (ConcreteFunction, input shapes, symbolic.Sizes) of the last guarded
         # trace that could not be rebuilt alone (a two-trace template needs a second one)
-        self._seen = {}
+        self._seen = LRU()
         # skeleton -> [(Template or SymbolicTemplate, its ConcreteFunction, input shapes)]
-        self._templates = {}
-        self._size_bound = set()  # skeletons whose symbolic trace could not generalise
+        self._templates = LRU()
+        self._leaky = LRU()       # skeleton -> symbolic traces in which a size leaked
+        self._size_bound = LRU()  # skeletons traced per size from now on (-> True)
         self._nfast = _fast_arity(self._sig)
 
     def __get__(self, obj, objtype=None):
@@ -109,6 +119,8 @@ class Function:
             for a in args:
                 v = a if type(a) is np.ndarray else a._value
                 fk += [v.shape, v.dtype]
+            if len(self._fast) >= max(1, config.function_cache_size() // 2):
+                self._fast.clear()
             self._fast[tuple(fk)] = cf._runner
         return cf, leaves
 
@@ -217,10 +229,13 @@ class Function:
             skel = signature.skeleton(key)
             shapes = [tuple(v.shape) for k, v in leaves if k == TENSOR]
             if tpl is not None:
-                # several: one per side of a Python branch on the size, say
-                self._templates.setdefault(skel, []).append((tpl, cf, shapes))
-            elif sizes.leaks:  # a size was read unguarded: no template can be trusted
-                self._size_bound.add(skel)
+                self._add_template(skel, (tpl, cf, shapes))
+            elif sizes.leaks:  # a size may have been read unguarded: no template from it
+                # (mostly a coincidence: a constant 2.0 traced at size 2); after a few, the
+                # signature is traced per size without symbolic sizes
+                self._leaky[skel] = self._leaky.get(skel, 0) + 1
+                if self._leaky[skel] >= LEAKY_TRACES:
+                    self._size_bound[skel] = True
             else:
                 self._learn(cf, shapes, skel, sizes)
         return cf
@@ -242,8 +257,21 @@ class Function:
             tpl = None
         if tpl is not None:
             tpl.symbols = sizes.symbols  # the guards and expressions name these sizes
-            self._templates.setdefault(skel, []).append((tpl, first[0], first[1]))
+            self._add_template(skel, (tpl, first[0], first[1]))
             self._seen.pop(skel)
+
+    def _add_template(self, skel, entry):
+        # several per signature: one per side of a Python branch on the size, say; the
+        # newest few are kept (a size pinned by int(n) gives a template for that size only)
+        entries = self._templates.get(skel, [])[-(TEMPLATES_PER_SIGNATURE - 1):]
+        self._templates[skel] = entries + [entry]
+
+    def _evicted(self, key, cf):
+        """``cf`` left ``_cache``: its fast-path entries go too, so nothing keeps it."""
+        runner = cf._runner
+        if runner is not None:
+            for k in [k for k, r in self._fast.items() if r is runner]:
+                del self._fast[k]
 
     def _from_template(self, leaves, key):
         """A ConcreteFunction for a new size from a template, without running Python."""

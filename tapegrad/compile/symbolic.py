@@ -19,10 +19,10 @@ A program is only reused for a new size when nothing says it might be wrong ther
 - every equation's shape rule also runs at a second, *probe* size while tracing; the output
   dimensions that move with it become ``SymInt``\\ s (so ``y.shape[0]`` of any intermediate
   is symbolic too), and a rule that fails at the probe size marks the trace as size-bound;
-- as a second line of defence, a finished program in which the traced size appears
-  untracked — a dimension, an integer param or index, a constant equal to ``n`` or
-  ``1 / n`` — or a number of unknown origin passed to tapegrad (``note_conversion``) is not
-  reused (a coincidence only costs a retrace);
+- as a second line of defence against tapegrad's own code reading a plain size, a finished
+  program in which the traced size appears untracked — a dimension, an integer param or
+  index, a constant equal to ``n`` or ``1 / n`` — is not reused (mostly a coincidence,
+  such as ``x * 2.0`` traced at size 2, which only costs a retrace at the next size);
 - a new size rebuilds the program with the primitives' shape rules, requires every
   dimension that did not move to keep its value, checks the guards, the program
   (``ir.check``) and one run on zeros (see ``Function._from_template``).
@@ -32,10 +32,8 @@ function is traced per size (or learns a guarded template from two traces, ``tem
 Code that checks a size's value only to validate it, where the rebuilt program's shape rules
 repeat the check at every size, reads it with ``core.tensor.sizes_now`` (no guard).
 """
-import inspect
 import numbers
 import operator
-import os
 import sys
 
 import numpy as np
@@ -365,7 +363,8 @@ class Sizes:
             self.reasons.append("traced at size 0 or 1")
         sym_axes = {name: {i for i, s in enumerate(shape) if isinstance(s, SymInt)}
                     for name, shape in sym_shapes.items()}
-        values = list(program.inputs) + [c.var for c in program.constants] + [
+        # (not the inputs: their shapes are the call's)
+        values = [c.var for c in program.constants] + [
             v for e in program.equations for v in e.outs]
         for v in values:
             axes = sym_axes.get(v.name, ())
@@ -394,104 +393,6 @@ class Sizes:
             return None
         return SymbolicTemplate(program, self.symbols, self.params, self.consts, sym_axes,
                                 self.guards)
-
-
-# -- numbers computed in Python ------------------------------------------------------------
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def note_conversion(value):
-    """A Python or NumPy number becoming a tensor in a trace for all sizes (``like``,
-    ``convert_to_tensor``): taint the trace if a number the user passed in may have been
-    computed from a size.
-
-    A ``SymInt`` is an ``int``, so ``2.0 / x.shape[0]`` runs ``float.__truediv__``, which
-    never asks it: the result is a plain float equal to 2/n at the traced n only. Such a
-    float is a new object, where literals, globals, closure values and attributes of
-    ``self`` are objects that existed before the trace. So the float arguments of the
-    tapegrad function the user called (``x * s``, ``tf.constant(v)``, ``leaky_relu(x, a)``)
-    must each be one of those objects in the user's frames; otherwise the program is bound
-    to its size and the next size is traced again (correct, only slower), where a reuse
-    would give a wrong number. Numbers tapegrad computes itself (gelu's 1/sqrt(2)) are not
-    the user's and need no check.
-    """
-    b = STATE.tracers[-1] if STATE.tracers else None
-    sizes = getattr(b, "sizes", None)
-    if sizes is None or sizes.closed or not _checked(value):
-        return
-    f = sys._getframe(2)
-    entry = None
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG):
-        entry, f = f, f.f_back
-    if f is None or entry is None:
-        return
-    users = []  # the user's frames, up to the tracer that called the traced function
-    while f is not None and not os.path.abspath(f.f_code.co_filename).startswith(_PKG):
-        users.append(f)
-        f = f.f_back
-    code = entry.f_code
-    n_args = code.co_argcount + code.co_kwonlyargcount
-    n_args += bool(code.co_flags & inspect.CO_VARARGS)
-    n_args += bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    names = code.co_varnames[:n_args]
-    for n in names:
-        v = entry.f_locals.get(n)
-        if _checked(v) and not _known(v, users):
-            where = f"{users[0].f_code.co_filename}:{users[0].f_lineno}"
-            sizes.leak(f"a number computed while tracing ({where}) may depend on the size")
-            return
-
-
-def _checked(v):
-    """Whether ``v`` holds a number whose origin must be checked: floats, Python ints that
-    are not ``SymInt`` objects (``int(np.int64(x.shape[0]) * 2)``: NumPy reads the size without
-    asking it), and NumPy numbers and arrays of any kind. Small ints are shared objects, so
-    a computed one passes only where the same number is a literal, global or closure value
-    of the user's frames; a bool is never a size."""
-    if isinstance(v, SymInt) or isinstance(v, (bool, np.bool_)):
-        return False
-    if isinstance(v, int):
-        return True
-    if isinstance(v, np.ndarray):
-        return v.dtype.kind in "iufc"
-    if isinstance(v, (list, tuple)):
-        return any(_checked(x) for x in v)
-    if isinstance(v, dict):
-        return any(_checked(x) for x in v.values())
-    return isinstance(v, (float, complex, np.number))
-
-
-def _known(v, frames):
-    """Whether ``v`` is an object that existed before: a literal, a global, a closure value
-    or an attribute of ``self`` in one of ``frames`` (lists: each element)."""
-    if isinstance(v, (list, tuple, dict)) and not _in_frames(v, frames):
-        items = v.values() if isinstance(v, dict) else v
-        return all(not _checked(x) or _known(x, frames) for x in items)
-    return _in_frames(v, frames)
-
-
-def _in_frames(v, frames):
-    for f in frames:
-        code = f.f_code
-        if any(c is v for c in _consts(code.co_consts)):
-            return True
-        if any(x is v for x in f.f_globals.values()):
-            return True
-        local = f.f_locals
-        if any(local.get(n) is v for n in code.co_freevars):
-            return True
-        owner = local.get("self")
-        if owner is not None and any(x is v for x in getattr(owner, "__dict__", {}).values()):
-            return True
-    return False
-
-
-def _consts(consts):
-    for c in consts:
-        if type(c) is tuple:
-            yield from _consts(c)
-        else:
-            yield c
 
 
 class SymbolicTemplate:

@@ -18,16 +18,12 @@ class _NoSymbolicSizes:
     """No trace for all sizes exists before compile/symbolic.py is imported."""
 
     @staticmethod
-    def note_conversion(value):
-        return None
-
-    @staticmethod
     def ctx_of(value):
         raise AssertionError("a symbolic size without compile/symbolic.py")
 
 
-# compile/symbolic.py: ``note_conversion(value)`` and ``ctx_of(value)`` of a trace for all
-# sizes (used by core/tensor.py's conversions)
+# compile/symbolic.py: ``ctx_of(value)``, the trace for all sizes of a symbolic size (used
+# by core/tensor.py's conversions)
 symbolic_sizes = _NoSymbolicSizes
 
 # ops/array_ops.py: ``stack(tensors)``, for convert_to_tensor of a list holding tensors

@@ -298,8 +298,6 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
                             "(import tapegrad)")
         return hooks.stack([convert_to_tensor(v, dtype=dtype) for v in value])
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        if STATE.tracers:
-            note_conversion(value)
         arr = np.asarray(value)
         if arr.dtype == object:
             arr = _object_array(arr)
@@ -311,12 +309,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
                          "(<class 'NoneType'>) to a Tensor.")
     if isinstance(value, (str, bytes)):
         raise TypeError(f"Cannot convert {value!r} to a numeric tensor.")
-    if STATE.tracers:
-        if holds_size(value):  # a size that is symbolic in this trace
-            t = sized_constant(value, dtype or _dt.as_dtype(dtype_hint) or _dt.int32)
-            if t is not None:
-                return t
-        note_conversion(value)
+    if STATE.tracers and holds_size(value):  # a size that is symbolic in this trace
+        t = sized_constant(value, dtype or _dt.as_dtype(dtype_hint) or _dt.int32)
+        if t is not None:
+            return t
     try:
         arr = np.asarray(value)
     except ValueError as e:
@@ -429,11 +425,6 @@ def sizes_now(shape):
     check that the program's shape rules repeat at every size it is rebuilt for (so the read
     needs no guard)."""
     return tuple(s.value if is_size(s) else s for s in shape)
-
-
-def note_conversion(value):
-    """In a trace for all sizes: see ``compile/symbolic.py``'s ``note_conversion``."""
-    hooks.symbolic_sizes.note_conversion(value)
 
 
 def sized_constant(value, dtype):

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.state import STATE
-from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size, note_conversion
+from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size
 
 _wrap = Tensor._wrap
 
@@ -42,8 +42,6 @@ def like(v, t):
         if c is not None:
             return c
     if isinstance(v, (bool, int, float)) and not holds_size(v):
-        if STATE.tracers:  # in a trace for all sizes, a float computed from a size binds it
-            note_conversion(v)
         dt = t.dtype
         key = (type(v), v, dt) if v or type(v) is not float else _zero_key(v, dt)
         c = _consts.get(key)
