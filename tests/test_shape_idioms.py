@@ -161,3 +161,31 @@ def test_two_trace_template(name, monkeypatch):
     fn = IDIOMS[name]
     _check(tf.function(fn, input_signature=[tf.TensorSpec([None], tf.float64)]), fn)
     _check(tf.function(fn, reduce_retracing=True), fn)
+
+
+@pytest.mark.parametrize("mode", ["signature", "reduce_retracing"])
+def test_the_three_reported_cases_in_their_order(mode):
+    # issue 9: pad-to-8 at length 3; x / max(n, 3) traced at 2 and 3, then 6; the branch
+    # n > 4 traced below it, then called at 10
+    kw = ({"input_signature": [tf.TensorSpec([None], tf.float64)]} if mode == "signature"
+          else {"reduce_retracing": True})
+    cases = [(IDIOMS["pad_to_8"], (5, 6, 3)), (IDIOMS["div_by_max"], (2, 3, 6)),
+             (IDIOMS["branch_gt"], (2, 3, 10))]
+    for fn, sizes in cases:
+        _check(tf.function(fn, **kw), fn, sizes)
+
+
+def test_a_two_trace_template_is_reused_where_its_guards_hold(monkeypatch):
+    finish = symbolic.Sizes.finish
+
+    def structural_only(self, program, sym_shapes):
+        finish(self, program, sym_shapes)
+        self.reasons.append("forced by the test")
+        return None
+    monkeypatch.setattr(symbolic.Sizes, "finish", structural_only)
+    fn = IDIOMS["branch_gt"]
+    f = tf.function(fn, input_signature=[tf.TensorSpec([None], tf.float64)])
+    _check(f, fn, (5, 6, 7, 9, 12))
+    assert f.trace_count == 2  # the template of 5 and 6 serves 7, 9 and 12
+    _check(f, fn, (4, 2, 1))   # the other side of the guard: traced, never the template
+    assert f.trace_count == 4  # 4 and 2 make a second template, which serves 1
