@@ -143,6 +143,9 @@ class Optimizer:
         self._index = {id(v): i for i, v in enumerate(var_list)}
         self._slot_vars = [self.add_optimizer_variables(var_list, s, self._slot_initializer)
                            for s in self._slots]
+        # each variable's slots, in ``_slots`` order
+        self._var_slots = {id(v): [s[i] for s in self._slot_vars]
+                           for i, v in enumerate(var_list)}
         self.built = True
 
     def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
@@ -258,17 +261,20 @@ class Optimizer:
             return
         self._begin(xp, step_value)
         constants = {}  # the step's scalars, once per dtype (they are the same per variable)
+        read, write, cast = xp.read, xp.write, xp.cast
+        var_slots = self._var_slots
         for g, v in zip(grads, variables):
-            i = self._index[id(v)]
-            c = constants.get(v.dtype)
+            dtype = v.dtype
+            c = constants.get(dtype)
             if c is None:
-                c = constants[v.dtype] = self._constants(
-                    xp, xp.cast(lr_value, v.dtype), xp.cast(step_value, v.dtype), v.dtype)
-            slots = [xp.read(s[i]) for s in self._slot_vars]
-            new_v, new_slots = self._rule(xp, xp.cast(g, v.dtype), xp.read(v), slots, c)
-            for s, value in zip(self._slot_vars, new_slots):
-                xp.write(s[i], value)
-            xp.write(v, new_v)
+                c = constants[dtype] = self._constants(
+                    xp, cast(lr_value, dtype), cast(step_value, dtype), dtype)
+            slots = var_slots[id(v)]
+            new_v, new_slots = self._rule(xp, cast(g, dtype), read(v),
+                                          [read(s) for s in slots], c)
+            for s, value in zip(slots, new_slots):
+                write(s, value)
+            write(v, new_v)
 
     def _constants(self, xp, lr, step, dtype):
         """The scalars of one step that ``_rule`` uses (by default the learning rate)."""
