@@ -136,7 +136,7 @@ def test_params_render_as_literals():
 
 def test_primitive_without_emit_calls_its_impl():
     p = Primitive.__new__(Primitive)   # not registered: the registry stays as it is
-    p.name, p.nin, p.emit = "twice", 1, None
+    p.name, p.nin, p.emit, p.fresh = "twice", 1, None, False
     p.impl = lambda x, factor: x * factor
     x, y = Var("x", (2,), np.dtype("float32")), Var("y", (2,), np.dtype("float32"))
     prog = Program((x,), (), (), (Equation(p, (x,), (("factor", 2.0),), (y,)),), (y,))
@@ -237,7 +237,7 @@ def test_argument_names_never_clash_with_generated_names():
 
 def test_multi_result_equations_unpack():
     p = Primitive.__new__(Primitive)   # a stand-in: no primitive has several results yet
-    p.name, p.nin, p.emit = "split2", 1, None
+    p.name, p.nin, p.emit, p.fresh = "split2", 1, None, False
     p.impl = lambda x: (x[:1], x[1:])
     f32 = np.dtype("float32")
     x, a, b = Var("x", (2,), f32), Var("a", (1,), f32), Var("b", (1,), f32)

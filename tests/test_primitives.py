@@ -789,3 +789,31 @@ def test_batched_flag_combinations_are_all_tried():
     # The batching test must try each argument batched alone, not just all together.
     case = SPECS["add"][0]
     assert set(_batch_flag_sets(case)) == {(True, True), (True, False), (False, True)}
+
+
+def test_every_primitive_states_its_facts():
+    """The facts other layers read are attributes of the block, never name tables."""
+    for name, prim in PRIMITIVES.items():
+        for fact in ("fresh", "cacheable", "nondiff", "stateful"):
+            assert isinstance(getattr(prim, fact), bool), f"{name}.{fact}"
+    assert not PRIMITIVES["cond"].cacheable and not PRIMITIVES["while_loop"].cacheable
+
+
+def test_fresh_primitives_return_new_arrays(monkeypatch):
+    """A ``fresh`` primitive's output never shares memory with an input: the generated code
+    (compile/codegen.py) writes into such outputs' buffers."""
+    fresh = {n for n in SPECS if n in PRIMITIVES and PRIMITIVES[n].fresh}
+    seen = set()
+    for name in sorted(fresh):
+        prim = PRIMITIVES[name]
+
+        def spy(*arrays, _impl=prim.impl, _name=name, **params):
+            out = _impl(*arrays, **params)
+            for a in arrays:
+                assert not np.shares_memory(out, a), f"{_name} returned a view of an input"
+            seen.add(_name)
+            return out
+        monkeypatch.setattr(prim, "impl", spy)
+        for case in SPECS[name]:
+            case.fn(*[tf.constant(a) for a in _draw(case, 0)])
+    assert seen == fresh

@@ -54,9 +54,6 @@ from tapegrad.util.blas import adaptive, is_threaded, program_work
 OUT_MIN_SIZE = 256  # below this many elements, out= buys nothing (measured)
 
 # Primitives whose generated code always returns a new array (never a view of an input).
-_FRESH = {"matmul", "where", "concat", "pad", "index_add", "take", "take_add", "cumsum",
-          "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "relu", "sigmoid",
-          "softplus", "erf", "rsqrt", "argmax", "argmin"}
 _counter = itertools.count()
 
 
@@ -248,7 +245,7 @@ def _buffers(program, ren):
         for v in e.inputs:
             for r in roots.get(v.name, ()):
                 last[r] = i
-        if e.prim.name in _FRESH or ufunc_of(e.prim) is not None:
+        if e.prim.fresh or ufunc_of(e.prim) is not None:
             for v in e.outs:
                 roots[v.name] = (v.name,)
                 if v.ndim:

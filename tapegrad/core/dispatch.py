@@ -49,19 +49,25 @@ class Primitive:
     - ``nondiff``: the output is never differentiable (comparisons, argmax, floor...).
     - ``stateful``: each call gives a new value (random numbers): a trace records it even
       without symbolic inputs, and no pass merges or folds it.
+    - ``fresh``: the output is a new array, never a view of an input, so generated code may
+      write into its buffer (``compile/codegen.py``; ufuncs are fresh without saying so).
+    - ``cacheable``: a tape holding it may be compiled by the derivative cache (False for
+      control flow, whose sub-programs the cache's structure key cannot see).
     """
 
     __slots__ = ("name", "impl", "abstract", "vjp", "jvp", "batch", "emit", "nondiff",
-                 "nin", "doc", "stateful", "validate", "blas_work")
+                 "nin", "doc", "stateful", "validate", "blas_work", "fresh", "cacheable")
 
     def __init__(self, name, impl, *, nin, abstract=None, vjp=None, jvp=None, batch=None,
-                 emit=None, nondiff=False, doc="", stateful=False, validate=None):
+                 emit=None, nondiff=False, doc="", stateful=False, validate=None, fresh=False,
+                 cacheable=True):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is already registered")
         self.name, self.impl, self.nin = name, impl, nin
         self.abstract, self.vjp, self.jvp = abstract, vjp, jvp
         self.batch, self.emit, self.nondiff, self.doc = batch, emit, nondiff, doc
         self.stateful, self.validate = stateful, validate
+        self.fresh, self.cacheable = fresh, cacheable
         self.blas_work = None  # multiply-adds of one call, for primitives that call BLAS
         PRIMITIVES[name] = self
 

@@ -180,7 +180,8 @@ def _cond_batch(args, batched, *, true_branch, false_branch):
 
 
 cond_p = Primitive(
-    "cond", _cond, nin=None, abstract=_cond_abstract, validate=_cond_validate, vjp=_cond_vjp,
+    "cond", _cond, nin=None, cacheable=False,
+    abstract=_cond_abstract, validate=_cond_validate, vjp=_cond_vjp,
     jvp=_cond_jvp,
     batch=_cond_batch, emit="_cond({args}, true_branch={true_branch}, "
                             "false_branch={false_branch})")
@@ -315,7 +316,8 @@ def _while_batch(args, batched, *, cond, body, n_state, maximum_iterations, out,
 
 
 while_p = Primitive(
-    "while_loop", _while_loop, nin=None, abstract=_while_abstract, validate=_while_validate,
+    "while_loop", _while_loop, nin=None, cacheable=False,
+    abstract=_while_abstract, validate=_while_validate,
     vjp=_while_vjp,
     jvp=_while_jvp, batch=_while_batch,
     emit="_while_loop({args}, cond={cond}, body={body}, n_state={n_state}, "

@@ -189,7 +189,7 @@ log1p_p = unary("log1p", xp.log1p, lambda g, ans, x: g / (1 + x))
 expm1_p = unary("expm1", xp.expm1, lambda g, ans, x: g * (ans + 1))
 sqrt_p  = unary("sqrt", xp.sqrt, lambda g, ans, x: g / (2 * ans))
 rsqrt_p = unary("rsqrt", _rsqrt, lambda g, ans, x: -0.5 * g * ans / x, emit="1 / np.sqrt({0})",
-                dtype=ufunc_dtype(np.sqrt))
+                dtype=ufunc_dtype(np.sqrt), fresh=True)
 square_p = unary("square", xp.square, lambda g, ans, x: g * 2 * x)
 reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: -g * ans * ans)
 
@@ -206,19 +206,20 @@ tanh_p  = unary("tanh", xp.tanh, lambda g, ans, x: g * (1 - ans * ans))
 
 # ---- activations --------------------------------------------------------------------------
 sigmoid_p  = unary("sigmoid", _sigmoid, lambda g, ans, x: g * ans * (1 - ans),
-                   emit="_sigmoid({0})", dtype=_sigmoid_dtype)
+                   emit="_sigmoid({0})", dtype=_sigmoid_dtype, fresh=True)
 softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * sigmoid(x),
-                   emit="_softplus({0})", dtype=lambda d: ufunc_dtype(np.logaddexp)(d, d))
+                   emit="_softplus({0})", dtype=lambda d: ufunc_dtype(np.logaddexp)(d, d),
+                   fresh=True)
 # bools: the implementation keeps bool, np.maximum(x, 0) of the generated code does not
 relu_p     = unary("relu", _relu, lambda g, ans, x: g * _mask(x > 0, g),
-                   emit="np.maximum({0}, 0)", dtype=_relu_dtype)
+                   emit="np.maximum({0}, 0)", dtype=_relu_dtype, fresh=True)
 abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * sign(x))
 erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
-                   emit="_erf({0})", dtype=_erf_dtype)
+                   emit="_erf({0})", dtype=_erf_dtype, fresh=True)
 
 # ---- select: the condition gets no gradient -----------------------------------------------
 where_p = Primitive(
-    "where", xp.where, nin=3, emit="np.where({0}, {1}, {2})",
+    "where", xp.where, nin=3, fresh=True, emit="np.where({0}, {1}, {2})",
     vjp=(None,
          lambda g, ans, c, x, y: where(c, g, zeros_like(g)),
          lambda g, ans, c, x, y: where(c, zeros_like(g), g)),

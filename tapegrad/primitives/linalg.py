@@ -142,7 +142,7 @@ def outer_product(a, b):
 
 
 matmul_p = Primitive(
-    "matmul", _matmul, nin=2, abstract=_matmul_abstract,
+    "matmul", _matmul, nin=2, fresh=True, abstract=_matmul_abstract,
     vjp=(lambda g, ans, a, b: matmul(g, _mT(b)), _matmul_vjp_b),
     jvp=(lambda a_dot, ans, a, b: matmul(a_dot, b),
          lambda b_dot, ans, a, b: matmul(a, b_dot)),

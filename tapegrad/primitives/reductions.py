@@ -54,7 +54,7 @@ def _reduction_validate(name, identity):
 
 
 def _reduction(name, impl, vjp, jvp, emit, identity=True):
-    p = Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp,), emit=emit)
+    p = Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp,), emit=emit, fresh=True)
     p.abstract = _reduction_abstract
     p.validate = _reduction_validate(name, identity)
     p.batch = _reduction_batch(p)
@@ -196,7 +196,7 @@ def _cumsum(x, axis, exclusive, reverse):
 
 
 cumsum_p = Primitive(
-    "cumsum", _cumsum, nin=1,
+    "cumsum", _cumsum, nin=1, fresh=True,
     # the transpose of a running sum is the running sum taken the other way
     vjp=(lambda g, ans, x, *, axis, exclusive, reverse:
          cumsum(g, axis=axis, exclusive=exclusive, reverse=not reverse),),
@@ -240,9 +240,9 @@ def _arg_validate(name):
 
 argmax_p = nondiff("argmax", lambda x, axis, output_type: xp.argmax(x, axis=axis).astype(
     output_type), 1, emit="np.argmax({0}, axis={axis}).astype('{output_type}')",
-    abstract=_arg_abstract, validate=_arg_validate("argmax"))
+    abstract=_arg_abstract, validate=_arg_validate("argmax"), fresh=True)
 argmin_p = nondiff("argmin", lambda x, axis, output_type: xp.argmin(x, axis=axis).astype(
     output_type), 1, emit="np.argmin({0}, axis={axis}).astype('{output_type}')",
-    abstract=_arg_abstract, validate=_arg_validate("argmin"))
+    abstract=_arg_abstract, validate=_arg_validate("argmin"), fresh=True)
 argmax_p.batch = _arg_batch(argmax_p)
 argmin_p.batch = _arg_batch(argmin_p)

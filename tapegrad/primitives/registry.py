@@ -97,14 +97,14 @@ def _ufunc_rule(name, impl, dtype):
     return elementwise(ufunc_dtype(ufunc))
 
 
-def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None):
+def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False):
     """An elementwise primitive of one input; ``vjp(g, ans, x)`` also serves as its JVP.
 
     The output dtype is the ufunc's (``impl``, or the ufunc of an operator), else
     ``dtype(*input_dtypes)``.
     """
     p = Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp or vjp,),
-                  emit=emit or f"np.{impl.__name__}({{0}})")
+                  emit=emit or f"np.{impl.__name__}({{0}})", fresh=fresh)
     p.abstract = _ufunc_rule(name, impl, dtype)
     p.batch = elementwise_batch(p)
     return p
@@ -119,14 +119,15 @@ def binary(name, impl, vjp_x, vjp_y, *, emit=None, dtype=None):
     return p
 
 
-def nondiff(name, impl, nin, *, emit=None, abstract=None, batch=None, validate=None):
+def nondiff(name, impl, nin, *, emit=None, abstract=None, batch=None, validate=None,
+            fresh=False):
     """A primitive whose output carries no gradient (comparisons, argmax, floor...).
 
     With ``batch="elementwise"`` and no ``abstract``, the rule is ``impl``'s (a ufunc)."""
     if abstract is None and batch == "elementwise":
         abstract = elementwise(ufunc_dtype(impl))
     p = Primitive(name, impl, nin=nin, nondiff=True, emit=emit, abstract=abstract,
-                  validate=validate)
+                  validate=validate, fresh=fresh)
     p.batch = elementwise_batch(p) if batch == "elementwise" else batch
     return p
 

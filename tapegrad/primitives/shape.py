@@ -187,7 +187,7 @@ getitem_p = Primitive(
 getitem_p.jvp = _linear_jvp(getitem_p)
 
 index_add_p = Primitive(
-    "index_add", _index_add, nin=1,
+    "index_add", _index_add, nin=1, fresh=True,
     vjp=(lambda g, ans, x, *, index, shape: getitem_p.bind_raw(g, index=index),),
     emit="_index_add({0}, {index}, {shape})")
 index_add_p.jvp = _linear_jvp(index_add_p)
@@ -284,7 +284,7 @@ def _take_add_validate(g, i, *, axis, size):
 
 
 take_p = Primitive(
-    "take", lambda x, i, axis: xp.take(x, i, axis=axis), nin=2,
+    "take", lambda x, i, axis: xp.take(x, i, axis=axis), nin=2, fresh=True,
     abstract=_take_abstract, validate=_take_validate,
     vjp=(lambda g, ans, x, i, *, axis: take_add_p.bind_raw(g, i, axis=axis, size=x.shape[axis]),
          None),
@@ -292,7 +292,8 @@ take_p = Primitive(
 take_p.jvp = (lambda t, ans, x, i, *, axis: take_p.bind_raw(t, i, axis=axis), None)
 
 take_add_p = Primitive(
-    "take_add", _take_add, nin=2, abstract=_take_add_abstract, validate=_take_add_validate,
+    "take_add", _take_add, nin=2, fresh=True,
+    abstract=_take_add_abstract, validate=_take_add_validate,
     vjp=(lambda g, ans, x, i, *, axis, size: take_p.bind_raw(g, i, axis=axis), None),
     emit="_take_add({0}, {1}, {axis}, {size})")
 take_add_p.jvp = (lambda t, ans, x, i, *, axis, size:
@@ -373,6 +374,7 @@ def _concat_abstract(*xs, axis):
 
 
 concat_p = Primitive("concat", lambda *xs, axis: xp.concatenate(xs, axis=axis), nin=None,
+                     fresh=True,
                      vjp=_concat_vjp, jvp=_concat_jvp, abstract=_concat_abstract,
                      validate=lambda *xs, axis: check_axis("concat", "axis", axis, xs[0].ndim),
                      emit="np.concatenate([{args}], axis={axis})")
@@ -413,7 +415,7 @@ def _pad_validate(x, *, paddings, constant_values):
             fail("pad", "constant_values", f"{v!r} is not a {x.dtype.name} value")
 
 
-pad_p = Primitive("pad", _pad, nin=1, vjp=(_pad_vjp,), abstract=_pad_abstract,
+pad_p = Primitive("pad", _pad, nin=1, fresh=True, vjp=(_pad_vjp,), abstract=_pad_abstract,
                   validate=_pad_validate,
                   jvp=(lambda t, ans, x, *, paddings, constant_values:
                        pad_p.bind_raw(t, paddings=paddings, constant_values=0),),

@@ -44,7 +44,6 @@ from tapegrad.tape.backward import backward
 from tapegrad.transforms.jacobians import tape_jacobians
 
 # Sub-programs in params (control flow) are costly to hash and compare: those stay interpretive.
-_UNCACHED = frozenset({"cond", "while_loop"})
 MIN_ENTRIES = 8      # shorter tapes: the interpreter is as fast as keying and calling
 MAX_ENTRIES = 4096   # longer tapes: the key would cost more than the pass saves
 MAX_KEYS = 256       # structures remembered at once (oldest forgotten first)
@@ -266,7 +265,7 @@ def _eligible(prim):
     if ok is None:
         if type(prim) is not Primitive:  # custom_gradient ops: new per call, never kept
             return False
-        ok = _ELIGIBLE[prim] = prim.name not in _UNCACHED
+        ok = _ELIGIBLE[prim] = prim.cacheable
     return ok
 
 
