@@ -57,7 +57,9 @@ def _ones_like(t):
     if t.shape == ():
         one = _ONES.get(t.dtype)
         if one is None:
-            one = _ONES[t.dtype] = Tensor._wrap(np.ones((), t.dtype))
+            arr = np.ones((), t.dtype)
+            arr.flags.writeable = False  # shared by every tape: nothing may write into it
+            one = _ONES[t.dtype] = Tensor._wrap(arr)
         return one
     return ones_like(t)
 
