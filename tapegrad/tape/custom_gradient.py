@@ -48,6 +48,8 @@ class _CustomOp:
 class _ReadSpy:
     """A recorder that only notes which variables are read."""
 
+    mode = "reads"  # what kind of recorder (GradientTape: "reverse", ForwardAccumulator: "forward")
+
     def __init__(self):
         self.variables = []
 
@@ -112,8 +114,8 @@ def custom_gradient(f=None):
         if any(type(a) is Variable for a in flat_args) and recs:
             args = nest.pack_sequence_as(args, [i if type(a) is Variable else a
                                                 for a, i in zip(flat_args, inputs)])
-        tapes = [r for r in recs if not hasattr(r, "jvp")]
-        accs = [r for r in recs if hasattr(r, "jvp")]
+        tapes = [r for r in recs if r.mode != "forward"]
+        accs = [r for r in recs if r.mode == "forward"]
         spy = _ReadSpy()
         # f runs normally (tapes record its operations, so that grad_fn's use of its
         # intermediates is differentiable again), while the spy notes variable reads.
@@ -181,7 +183,7 @@ def recompute_grad(f):
     @custom_gradient
     def inner(*args):
         recs = STATE.recorders
-        with swap_recorders([r for r in recs if hasattr(r, "jvp") or isinstance(r, _ReadSpy)]):
+        with swap_recorders([r for r in recs if r.mode in ("forward", "reads")]):
             y = f(*args)   # tapes paused: no intermediates are kept
 
         def grad_fn(*upstream, variables=None):

@@ -32,6 +32,8 @@ class ForwardAccumulator:
     6.0
     """
 
+    mode = "forward"  # the kind of recorder (custom_gradient asks it)
+
     def __init__(self, primals, tangents):
         fp, ft = nest.flatten(primals), nest.flatten(tangents)
         if len(fp) != len(ft):

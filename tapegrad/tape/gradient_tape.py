@@ -89,6 +89,7 @@ class GradientTape:
     12.0
     """
 
+    mode = "reverse"  # the kind of recorder (custom_gradient asks it)
     __slots__ = ("_persistent", "_watch_accessed_variables", "_entered", "_paused", "_used",
                  "_lazy", "_entries", "_watched", "_keep", "_variables", "__weakref__")
 
