@@ -1,5 +1,6 @@
 """Code generation: round trip for every primitive, readable source, faster NumPy forms."""
 import linecache
+import re
 import traceback
 
 import numpy as np
@@ -95,8 +96,9 @@ def test_source_is_readable_with_stable_names():
         "c0 = np.float32(1.0)",
         "",
         "def model(inputs, weights):",
-        "    t0 = inputs @ weights  # matmul",
-        "    t1 = t0 + c0  # add",
+        "    # test_codegen.py:92  return tf.nn.relu(tf.matmul(inputs, W) + 1.0)",
+        "    t0 = inputs @ weights",
+        "    t1 = t0 + c0",
         "    t2 = np.maximum(t1, 0)  # relu",
         "    return t2",
     ]
@@ -113,6 +115,8 @@ def test_derivative_code_reuses_saved_outputs():
         return g.gradient(y, x)
     cf = grad.get_concrete_function(tf.zeros([3]))
     src = cf.source()
+    assert "# derivative code, from test_codegen.py" in src and "g.gradient(y, x)" in src
+    src = "\n".join(line for line in src.splitlines() if not line.lstrip().startswith("#"))
     assert src.count("np.tanh(") == 1          # 1 - y*y reuses y = tanh(x)
     assert "reduce_sum" not in src            # the forward sum is dead code
     x = np.array([0.1, -0.5, 2.0], "float32")
@@ -243,7 +247,7 @@ def test_multi_result_equations_unpack():
     x, a, b = Var("x", (2,), f32), Var("a", (1,), f32), Var("b", (1,), f32)
     prog = Program((x,), (), (), (Equation(p, (x,), (), (a, b)),), (b, a))
     f, src = compile_program(prog)
-    assert "t0, t1 = _impl_split2(x)" in src
+    assert "a, b = _impl_split2(x)" in src  # the IR's names
     assert [v.tolist() for v in f(np.array([1.0, 2.0], f32))] == [[2.0], [1.0]]
 
 
@@ -291,3 +295,25 @@ def test_row_sums_eager_and_generated_equal_numpy(dtype, keepdims, shape):
     src = f.get_concrete_function(tf.constant(x)).source()
     blas = dtype in ("float32", "float64") and shape[0] > 1
     assert ("reduce_sum over the rows" in src) == blas
+
+
+def test_ir_and_code_use_the_same_names_and_quote_the_users_lines():
+    w = tf.constant(np.ones((3, 2), "float32"))
+
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            h = tf.tanh(x @ w)
+            loss = tf.reduce_sum(h * h)
+        return g.gradient(loss, x), tf.cast(h, tf.float64)
+
+    cf = f.get_concrete_function(tf.zeros([4, 3]))
+    src = cf.source()
+    for e in cf.program.equations:  # every value the IR prints is defined under its name
+        assert re.search(rf"^    {e.out.name} = ", src, re.M), (e.out.name, src)
+    assert "# test_codegen.py:" in src and "h = tf.tanh(x @ w)" in src
+    assert "# derivative code, from test_codegen.py:" in src
+    assert "np.asarray(" not in src and ".astype('float64')" in src
+    assert "  # mul" not in src and "  # matmul" not in src  # the expression says it
+    assert src == generate(cf.program)[0]  # stable

@@ -1,10 +1,12 @@
 """Code generation: a ``Program`` becomes readable straight-line NumPy source, compiled once.
 
 Each equation becomes one line, rendered from its primitive's ``emit`` format string
-(``{0}``, ``{1}``: input names; ``{args}``: all inputs; ``{name}``: a param). Names are stable:
-inputs and captured variables keep their traced names, constants are ``c0, c1, ...`` and
-intermediates ``t0, t1, ...`` in order. A comment names the primitive where the expression
-does not. Helpers named in emit strings come from ``EMIT_HELPERS`` dicts of the primitive
+(``{0}``, ``{1}``: input names; ``{args}``: all inputs; ``{name}``: a param). Names are the
+IR's, so the printed program and the code say the same ``t7`` (inputs and captured variables
+keep their traced names; a name that is not a free identifier gets a fresh ``c``/``t`` one).
+Where the user's line changes, a comment quotes it (``# model.py:12  h = tf.tanh(x @ w)``),
+and derivative code says which line asked for it; a comment names the primitive where the
+expression does not show it. Helpers named in emit strings come from ``EMIT_HELPERS`` dicts of the primitive
 modules (or the module defining the primitive); a primitive without a usable emit string is
 called through its ``impl``.
 
@@ -28,7 +30,7 @@ c0 = np.float32(2.0)
 <BLANKLINE>
 def f(x):
     t0 = np.tanh(x)
-    t1 = t0 * c0  # mul
+    t1 = t0 * c0
     return t1
 <BLANKLINE>
 """
@@ -221,20 +223,52 @@ def _const_line(name, value):
 
 
 def _rename(program, taken):
-    """Stable names: inputs and captures keep theirs; constants c0..; intermediates t0..
+    """Stable names, the IR's own where they can be: the generated code and the printed
+    program then say the same ``t7``. Inputs and captures keep theirs; a constant or
+    intermediate whose IR name is not a free identifier gets a fresh ``c``/``t`` name.
 
-    Names in ``taken`` (the namespace) and the argument names are skipped, so an argument
-    called ``t0`` cannot clash with an intermediate.
+    Names in ``taken`` (the namespace) and the argument names are never reused, so an
+    argument called ``t0`` cannot clash with an intermediate.
     """
     args = [identifier(v.name) for v in program.inputs + program.captures]
     ren = {n: n for n in args}
     gen = NameGen(set(taken) | set(args))
+    used = set(taken) | set(args)
+
+    def name(v, prefix):
+        n = v.name
+        if n.isidentifier() and not keyword.iskeyword(n) and n not in used:
+            used.add(n)
+            gen.taken.add(n)
+            return n
+        return gen(prefix)
+
     for c in program.constants:
-        ren[c.var.name] = gen("c")
+        ren[c.var.name] = name(c.var, "c")
     for e in program.equations:
         for v in e.outs:
-            ren[v.name] = gen("t")
+            ren[v.name] = name(v, "t")
     return ren
+
+
+_OPERATOR_FORM = re.compile(r"^-?\w+( [-+*/@%] \w+)?$")
+
+
+def _source_comments(program):
+    """``{equation index: comment}`` where the user's line changes: the line that made the
+    values, or, for derivative code, the line that asked for the derivative."""
+    origins = program.origin_of()
+    out, last = {}, None
+    for i, e in enumerate(program.equations):
+        o = origins.get(e.outs[0].name)
+        if o is None or o.where.startswith("<"):  # no file to quote (exec, doctest, REPL)
+            continue
+        key = (o.where, o.derivative)
+        if key != last:
+            text = f"{o.where}  {o.source}".rstrip()
+            out[i] = f"# derivative code, from {text}" if o.derivative else f"# {text}"
+            last = key
+    return out
 
 
 def _buffers(program, ren):
@@ -312,7 +346,11 @@ def generate(program, fn_name=None):
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
     pos = {k: i for i, k in enumerate(flat)}
     made_by = {v.name: e for e in eqs for v in e.outs}
+    comments = _source_comments(program)
     for item in order:
+        first = item.eqs[0] if isinstance(item, Region) else item
+        if first in comments:
+            body.append("    " + comments[first][:96])
         if isinstance(item, Region):
             body += render_region(item, program, ren, gen)
             continue
@@ -325,7 +363,9 @@ def generate(program, fn_name=None):
             expr = fast_form(e, made_by, ren, ns) or r.render(e.prim, templates[e.prim.name],
                                                                  names, e.params)
         outs = ", ".join(ren[v.name] for v in e.outs)
-        note = "" if e.prim.name in expr else f"  # {e.prim.name}"
+        # name the primitive only where the expression does not show it
+        note = "" if e.prim.name in expr or _OPERATOR_FORM.match(expr) else \
+            f"  # {e.prim.name}"
         body.append(f"    {outs} = {expr}{note}")
     results = [ren[v.name] for v in program.outputs]
     own = {v.name for v in program.inputs + program.captures} | {

@@ -87,7 +87,7 @@ cast_p = Primitive(
     else np.asarray(x, dtype), nin=1,
     vjp=(lambda g, ans, x, *, dtype: cast(g, x.dtype) if x.dtype.kind in "fc" else None,),
     jvp=(lambda t, ans, x, *, dtype: cast(t, dtype) if np.dtype(dtype).kind in "fc" else None,),
-    emit="np.asarray({0}).astype('{dtype}')")
+    emit="{0}.astype('{dtype}')")
 cast_p.abstract = lambda x, *, dtype: (tuple(x.shape), np.dtype(dtype))
 cast_p.validate = lambda x, *, dtype: check_dtype("cast", "dtype", dtype)
 cast_p.batch = lambda args, batched, *, dtype: cast_p.bind_raw(args[0], dtype=dtype)
