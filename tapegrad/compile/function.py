@@ -10,9 +10,10 @@ another trace, a call simply inlines the Python function.
 Programs have static shapes, like ``jax.jit``. A ``None`` dimension of an
 ``input_signature`` (or of the relaxed specs of ``reduce_retracing``'s second trace) is
 traced once with a symbolic size (``compile/symbolic.py``); later sizes rebuild that program
-without running the Python function, as TensorFlow's generalised traces do. Where that
-cannot be shown to hold, the function is traced at the new size, and two such traces may
-still learn a linear template (``compile/template.py``).
+without running the Python function, as TensorFlow's generalised traces do, for every size
+that passes the trace's guards. Where that cannot be shown to hold, the function is traced
+at the new size, and two guarded traces with the same guards may still make a template
+(``compile/template.py``). Every cache is bounded (``compile/lru.py``).
 """
 import functools
 import inspect
