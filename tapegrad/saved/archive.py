@@ -57,6 +57,22 @@ def save(fn, path, signatures=None, options=None):
     [1.0, 3.0]
     """
     _check_save_args(signatures, options)
+    data = archive_bytes(fn)
+    path = os.fspath(path)
+    tmp = f"{path}.{os.getpid()}.partial"
+    try:  # write aside, then rename: a crash never leaves a half-written file at ``path``
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def archive_bytes(fn):
+    """The saved file of ``fn`` as bytes, built in memory (``save`` writes them; the
+    transport pickles and ships them); the same program always gives the same bytes."""
     cf = _concrete(fn)
     # The program without algebraic simplification: that one keeps zero gradients zero
     # (rather than unconnected) when the loaded function is differentiated.
@@ -83,17 +99,12 @@ def save(fn, path, signatures=None, options=None):
             member = io.BytesIO()
             np.lib.format.write_array(member, enc.arrays[key], allow_pickle=False)
             z.writestr(_member(f"{key}.npy", zipfile.ZIP_STORED), member.getvalue())
-    path = os.fspath(path)
-    tmp = f"{path}.{os.getpid()}.partial"
-    try:  # write aside, then rename: a crash never leaves a half-written file at ``path``
-        with open(tmp, "wb") as f, zipfile.ZipFile(f, "w") as z:
-            z.writestr(_member(PROGRAM_MEMBER, zipfile.ZIP_DEFLATED), text)
-            z.writestr(_member(CONSTANTS_MEMBER, zipfile.ZIP_STORED), npz.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr(_member(PROGRAM_MEMBER, zipfile.ZIP_DEFLATED), text)
+        z.writestr(_member(CONSTANTS_MEMBER, zipfile.ZIP_STORED), npz.getvalue())
+    return out.getvalue()
+
 
 
 def _member(name, compression):

@@ -14,8 +14,6 @@ pickles only these bytes: nothing but data crosses the wire.
 [0.0, 0.0, 0.0]
 """
 import hashlib
-import os
-import tempfile
 import sys
 import threading
 
@@ -31,18 +29,11 @@ def dumps(fn):
     """The saved-format bytes of ``fn`` (a ``ConcreteFunction``, loaded program, or
     ``tapegrad.function`` with an ``input_signature``); raises before anything is sent if
     ``fn`` cannot be saved."""
-    from tapegrad.saved.archive import save
+    from tapegrad.saved.archive import archive_bytes
     data = getattr(fn, "_saved_bytes", None)
     if data is not None:
         return data
-    fd, path = tempfile.mkstemp(suffix=".tgz")
-    os.close(fd)
-    try:
-        save(_savable(fn), path)
-        with open(path, "rb") as f:
-            data = f.read()
-    finally:
-        os.unlink(path)
+    data = archive_bytes(_savable(fn))  # in memory: no file is written
     try:  # remember them: the hash (Dask's token) of one object must not change
         fn._saved_bytes = data
     except AttributeError:  # pragma: no cover - objects with __slots__
