@@ -25,14 +25,14 @@ from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # noqa: F401
 from tapegrad.module import Module  # noqa: F401
 from tapegrad.tape.custom_gradient import custom_gradient, recompute_grad  # noqa: F401
-from tapegrad.tape import derivative_cache as _derivative_cache  # noqa: F401  (installs its hooks)
+from tapegrad.compile import derivative_cache as _derivative_cache  # noqa: F401  (installs its hooks)
 from tapegrad.transforms.functional import (  # noqa: F401
     grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp)
-from tapegrad.transforms.vmap import vectorized_map, vmap  # noqa: F401
+from tapegrad.batching.vmap import vectorized_map, vmap  # noqa: F401
 from tapegrad import math, nn, linalg, random, autodiff  # noqa: F401
 from tapegrad.util import nest  # noqa: F401
 from tapegrad.compile import TensorSpec, function  # noqa: F401
-from tapegrad.ops.control_flow_ops import cond, while_loop  # noqa: F401
+from tapegrad.control_flow.ops import cond, while_loop  # noqa: F401
 from tapegrad import saved  # noqa: F401
 from tapegrad import sparsity  # noqa: F401
 from tapegrad.drawing import draw  # noqa: F401  (tf.draw: pictures of tapes and programs)

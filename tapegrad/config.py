@@ -40,7 +40,7 @@ def derivative_cache():
 
 
 def set_derivative_cache(enabled):
-    """Switch compiled derivative passes for repeated tapes (``tape/derivative_cache.py``).
+    """Switch compiled derivative passes for repeated tapes (``compile/derivative_cache.py``).
 
     Off, every gradient and Jacobian runs the interpretive passes (handy when debugging a rule).
 

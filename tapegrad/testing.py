@@ -201,7 +201,7 @@ def check_batching(f, batched_args, batched=None, rtol=1e-12, atol=1e-12, fallba
     >>> check_batching(lambda x, y: tf.reduce_sum(x * y, axis=0), [np.ones((3, 2, 4)), 2.0],
     ...                batched=[True, False])
     """
-    from tapegrad.transforms import batching
+    from tapegrad.batching import interpreter as batching
 
     if batched is None:
         batched = [True] * len(batched_args)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
-from tapegrad.compile.codegen import compile_program
+from tapegrad.trace.codegen import compile_program
 from tapegrad.core.dispatch import PRIMITIVES
 from tapegrad.ir import Equation, Program, Var, check, make_params
 from tapegrad.primitives.indexing import index_shape

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
-from tapegrad.compile.codegen import OUT_MIN_SIZE, _helpers, _template, compile_program, generate
-from tapegrad.compile.tracer import GraphBuilder, tracing
+from tapegrad.trace.codegen import OUT_MIN_SIZE, _helpers, _template, compile_program, generate
+from tapegrad.trace.tracer import GraphBuilder, tracing
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.core.tensor import Tensor
 from tapegrad.ir import Equation, Program, Var, check, evaluate, optimize

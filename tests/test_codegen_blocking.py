@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
-from tapegrad.compile import blocking
-from tapegrad.compile.codegen import compile_program, generate
-from tapegrad.compile.tracer import GraphBuilder, tracing
+from tapegrad.trace import blocking
+from tapegrad.trace.codegen import compile_program, generate
+from tapegrad.trace.tracer import GraphBuilder, tracing
 from tapegrad.core.tensor import Tensor
 from tapegrad.ir import check, evaluate, optimize
 

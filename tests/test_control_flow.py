@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
-from tapegrad.compile.tracer import OperatorNotAllowedInGraphError
+from tapegrad.trace.tracer import OperatorNotAllowedInGraphError
 from tapegrad.ir import check, optimize
-from tapegrad.ops.control_flow_ops import staged_cond, staged_while_loop
-from tapegrad.primitives.control_flow import while_p
+from tapegrad.control_flow.ops import staged_cond, staged_while_loop
+from tapegrad.control_flow.primitives import while_p
 from tapegrad.testing import check_batching, check_grads
 
 

@@ -1,4 +1,4 @@
-"""The compiled reverse passes of repeated tapes (``tapegrad/tape/derivative_cache.py``).
+"""The compiled reverse passes of repeated tapes (``tapegrad/compile/derivative_cache.py``).
 
 Every differentiable primitive of the table in ``test_primitives``: the third gradient of a
 structure runs generated code; it must equal the interpretive pass on fresh values (so no
@@ -9,7 +9,7 @@ import pytest
 from test_primitives import _cases, _draw, _need
 
 import tapegrad as tf
-from tapegrad.tape import derivative_cache
+from tapegrad.compile import derivative_cache
 
 # structures that stay interpretive by design (sub-programs in params)
 INTERPRETIVE = {"cond", "while_loop"}

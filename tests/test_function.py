@@ -459,7 +459,7 @@ def test_forward_accumulator_outside():
 
 
 def test_vmap_of_a_compiled_function():
-    vmap = pytest.importorskip("tapegrad.transforms.vmap").vmap
+    vmap = pytest.importorskip("tapegrad.batching.vmap").vmap
     f = tf.function(lambda x: tf.reduce_sum(x * x))
     xs = RNG.standard_normal((4, 3)).astype("float32")
     np.testing.assert_allclose(vmap(f)(tf.constant(xs)).numpy(), (xs * xs).sum(1), rtol=1e-5)
@@ -524,7 +524,7 @@ def test_error_messages_of_ops_inside_a_trace_match_eager():
 
 
 def test_vmap_inside_a_traced_function_becomes_batched_code():
-    vmap = pytest.importorskip("tapegrad.transforms.vmap").vmap
+    vmap = pytest.importorskip("tapegrad.batching.vmap").vmap
 
     @tf.function
     def f(xs, w):

@@ -100,7 +100,7 @@ def test_a_none_dimension_keeps_one_program_family(bound):
         x = np.full((n, 3), 0.25)
         np.testing.assert_allclose(f(x).numpy(), (x * 2.0).sum(1) + n, rtol=1e-13)
     # sizes 2 and 3 are not reused: their programs hold a constant 2.0, or a dimension 3,
-    # equal to the size, which could be a size read past the guards (compile/symbolic.py's
+    # equal to the size, which could be a size read past the guards (trace/symbolic.py's
     # second line of defence); the trace at size 4 holds for every size
     assert len(calls) == 3 and f.trace_count == 3
     assert len(f._templates) == 1 and sum(len(v) for v in f._templates.values()) == 1

@@ -1,4 +1,4 @@
-"""``None`` dimensions are traced once, with symbolic sizes (compile/symbolic.py): the Python
+"""``None`` dimensions are traced once, with symbolic sizes (trace/symbolic.py): the Python
 body runs once and the program is rebuilt for every later size, or traced again where it
 might not hold."""
 import numpy as np

@@ -209,7 +209,7 @@ def test_jacobian_nested_inputs_and_outputs():
 
 
 def test_jacobian_auto_picks_forward_for_wide_outputs(monkeypatch):
-    from tapegrad.transforms import jacobians
+    from tapegrad.tape import jacobians
     seen = []
     orig = jacobians._blocks
     monkeypatch.setattr(jacobians, "_blocks",

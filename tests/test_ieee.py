@@ -128,7 +128,7 @@ def test_python_negative_zero_is_not_the_cached_positive_zero():
 
 
 def test_integer_folds_still_apply():
-    from tapegrad.compile.tracer import GraphBuilder, tracing
+    from tapegrad.trace.tracer import GraphBuilder, tracing
     from tapegrad.ir import optimize
     b = GraphBuilder("f")
     with tracing(b):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
-from tapegrad.compile.tracer import GraphBuilder, tracing
+from tapegrad.trace.tracer import GraphBuilder, tracing
 from tapegrad.core.dispatch import PRIMITIVES
 from tapegrad.ir import (Const, Equation, IRError, Program, Var, check, cse, dce, evaluate,
                          fold_constants, make_params, optimize, pretty, simplify)
@@ -199,7 +199,7 @@ def test_interpreter_can_itself_be_traced():
 
 
 def test_interpreter_batches_under_vmap():
-    vmap = pytest.importorskip("tapegrad.transforms.vmap").vmap
+    vmap = pytest.importorskip("tapegrad.batching.vmap").vmap
     p = trace(lambda x: tf.reduce_sum(x * x), (3,))
     xs = np.random.randn(5, 3).astype("f")
     out = vmap(lambda x: evaluate(p, [x])[0][0])(tf.constant(xs))
@@ -482,7 +482,7 @@ def test_tracing_restores_the_state_after_errors():
 
 MODULES = ["tapegrad.ir", "tapegrad.ir.core", "tapegrad.ir.checker", "tapegrad.ir.printer",
            "tapegrad.ir.interpreter", "tapegrad.ir.passes", "tapegrad.ir.algebraic",
-           "tapegrad.compile.tracer", "tapegrad.compile.codegen", "tapegrad.compile.function",
+           "tapegrad.trace.tracer", "tapegrad.trace.codegen", "tapegrad.compile.function",
            "tapegrad.compile.concrete", "tapegrad.compile.signature"]
 
 

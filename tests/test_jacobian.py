@@ -7,7 +7,7 @@ import pytest
 
 import tapegrad as tf
 from _reference import num_jac, rosenbrock, rosenbrock_hessian
-from tapegrad.transforms import jacobians
+from tapegrad.tape import jacobians
 
 RNG = np.random.default_rng(2)
 

@@ -443,7 +443,7 @@ SPECS.update(_conv_cases())
 SPECS.update(_pool_cases())
 
 # Control flow: staged_* always build the primitive (plain cond/while_loop run eagerly).
-from tapegrad.ops.control_flow_ops import staged_cond, staged_while_loop  # noqa: E402
+from tapegrad.control_flow.ops import staged_cond, staged_while_loop  # noqa: E402
 
 SPECS["cond"] = [Case(lambda p, x, w: staged_cond(p, lambda x, w: tf.sin(x) * w,
                                                   lambda x, w: tf.cos(x) + w, x, w),
@@ -801,7 +801,7 @@ def test_every_primitive_states_its_facts():
 
 def test_fresh_primitives_return_new_arrays(monkeypatch):
     """A ``fresh`` primitive's output never shares memory with an input: the generated code
-    (compile/codegen.py) writes into such outputs' buffers."""
+    (trace/codegen.py) writes into such outputs' buffers."""
     fresh = {n for n in SPECS if n in PRIMITIVES and PRIMITIVES[n].fresh}
     seen = set()
     for name in sorted(fresh):

@@ -8,7 +8,7 @@ include NaN, inf, subnormals and signed zeros. For each program the suite checks
 - ``tf.function``, a saved-then-loaded program and ``vmap`` give the eager result bit for
   bit (NaN where NaN, the sign of every zero);
 - gradients agree between eager execution, ``tf.function`` and the compiled derivative
-  passes of repeated tapes (``tape/derivative_cache.py``).
+  passes of repeated tapes (``compile/derivative_cache.py``).
 
 The bug class this exists for: a rewrite that is exact for finite numbers only (``x * 0``
 folded to 0 gave 0 for NaN and inf in compiled code, issue 9). Settings keep CI fast and
@@ -201,7 +201,7 @@ def test_gradients_agree_across_eager_compiled_and_cached(steps, xy):
     compiled = tf.function(lambda x, y: tf.stack(
         [g if g is not None else tf.zeros_like(x)
          for g in _gradient_t(steps, x, y)]))(x, y).numpy()
-    from tapegrad.tape import derivative_cache
+    from tapegrad.compile import derivative_cache
     hits, low = derivative_cache.hits(), derivative_cache.MIN_ENTRIES
     derivative_cache.MIN_ENTRIES = 1  # every tape, however short, gets a compiled pass
     try:

@@ -1,7 +1,7 @@
 """Shape-polymorphic ``tf.function`` is never wrong: a table of Python idioms that read a
 size, each compared with eager at sizes on both sides of its branches (the traced sizes
 included), under an ``input_signature`` with ``None``, under ``reduce_retracing``, and
-through the two-trace template (compile/template.py) alone."""
+through the two-trace template (trace/template.py) alone."""
 import math
 import numbers
 import operator
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
-from tapegrad.compile import symbolic
+from tapegrad.trace import symbolic
 
 # every idiom gets x: float64 of shape (n,) + tail; n = x.shape[0]
 IDIOMS = {

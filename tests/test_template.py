@@ -41,7 +41,7 @@ def test_none_dimension_signature_reuses_the_seed_jacobian_program():
 
 
 def test_a_mean_over_the_varying_dimension_is_reused_after_the_relaxed_trace():
-    # the 1 / n of the mean is staged from the symbolic size (compile/symbolic.py)
+    # the 1 / n of the mean is staged from the symbolic size (trace/symbolic.py)
     f, calls = _counting(lambda x: tf.reduce_mean(x, axis=0), reduce_retracing=True)
     for n in (2, 4, 7, 3):
         x = RNG.standard_normal((n, 3)).astype(np.float32)

@@ -7,7 +7,7 @@ import pytest
 
 import tapegrad as tf
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
-from tapegrad.transforms import batching
+from tapegrad.batching import interpreter as batching
 
 RNG = np.random.default_rng(0)
 

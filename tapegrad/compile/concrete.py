@@ -7,7 +7,7 @@ rewriting ``x * zeros`` to a constant would turn a zero gradient into an unconne
 """
 import numpy as np
 
-from tapegrad.compile.codegen import compile_program
+from tapegrad.trace.codegen import compile_program
 from tapegrad.compile.signature import TENSOR, VARIABLE, TensorSpec, rebuild, walk
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, update_locks

@@ -9,11 +9,11 @@ another trace, a call simply inlines the Python function.
 
 Programs have static shapes, like ``jax.jit``. A ``None`` dimension of an
 ``input_signature`` (or of the relaxed specs of ``reduce_retracing``'s second trace) is
-traced once with a symbolic size (``compile/symbolic.py``); later sizes rebuild that program
+traced once with a symbolic size (``trace/symbolic.py``); later sizes rebuild that program
 without running the Python function, as TensorFlow's generalised traces do, for every size
 that passes the trace's guards. Where that cannot be shown to hold, the function is traced
 at the new size, and two guarded traces with the same guards may still make a template
-(``compile/template.py``). Every cache is bounded (``compile/lru.py``).
+(``trace/template.py``). Every cache is bounded (``compile/lru.py``).
 """
 import functools
 import inspect
@@ -26,10 +26,12 @@ import numpy as np
 from tapegrad import config
 from tapegrad.compile.concrete import ConcreteFunction
 from tapegrad.compile.lru import LRU
-from tapegrad.compile import signature, symbolic, template
+from tapegrad.compile import signature
+from tapegrad.trace import symbolic
+from tapegrad.trace import template
 from tapegrad.compile.signature import (STATIC, TENSOR, VARIABLE, TensorSpec, conform,
                                         leaf_names, placeholder, rebuild, walk)
-from tapegrad.compile.tracer import GraphBuilder, tracing
+from tapegrad.trace.tracer import GraphBuilder, tracing
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 
@@ -59,8 +61,8 @@ class Function:
         self._bound = weakref.WeakKeyDictionary()
         self._sig = _signature(fn)  # None for builtins: no introspection, no kwargs binding
         # With reduce_retracing or None dimensions, a program traced with symbolic sizes is
-        # rebuilt for other sizes (compile/symbolic.py), or two such traces make a template
-        # (compile/template.py).
+        # rebuilt for other sizes (trace/symbolic.py), or two such traces make a template
+        # (trace/template.py).
         self._generalizes = self.reduce_retracing or any(
             isinstance(s, TensorSpec) and not s.is_fully_defined()
             for s in (self.input_signature or ()))

@@ -50,7 +50,7 @@ class Primitive:
     - ``stateful``: each call gives a new value (random numbers): a trace records it even
       without symbolic inputs, and no pass merges or folds it.
     - ``fresh``: the output is a new array, never a view of an input, so generated code may
-      write into its buffer (``compile/codegen.py``; ufuncs are fresh without saying so).
+      write into its buffer (``trace/codegen.py``; ufuncs are fresh without saying so).
     - ``cacheable``: a tape holding it may be compiled by the derivative cache (False for
       control flow, whose sub-programs the cache's structure key cannot see).
     """

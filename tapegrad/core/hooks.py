@@ -3,8 +3,8 @@
 Layers import only downward (docs/ARCHITECTURE.md, "Layers"). Where a lower layer must
 call a higher one, the higher one installs a function here when it is imported. Until
 then each default is right, because what would need the higher layer cannot exist yet: no
-symbolic size before ``compile/symbolic.py`` is imported, no batched tensor before
-``transforms/batching.py``; a gradient without the compiled-derivative cache is
+symbolic size before ``trace/symbolic.py`` is imported, no batched tensor before
+``batching/interpreter.py``; a gradient without the compiled-derivative cache is
 interpreted, a Hessian without ``sparsity`` is dense.
 
 >>> from tapegrad.core import hooks
@@ -15,24 +15,24 @@ interpreted, a Hessian without ``sparsity`` is dense.
 
 
 class _NoSymbolicSizes:
-    """No trace for all sizes exists before compile/symbolic.py is imported."""
+    """No trace for all sizes exists before trace/symbolic.py is imported."""
 
     @staticmethod
     def ctx_of(value):
-        raise AssertionError("a symbolic size without compile/symbolic.py")
+        raise AssertionError("a symbolic size without trace/symbolic.py")
 
 
-# compile/symbolic.py: ``ctx_of(value)``, the trace for all sizes of a symbolic size (used
+# trace/symbolic.py: ``ctx_of(value)``, the trace for all sizes of a symbolic size (used
 # by core/tensor.py's conversions)
 symbolic_sizes = _NoSymbolicSizes
 
 # ops/array_ops.py: ``stack(tensors)``, for convert_to_tensor of a list holding tensors
 stack = None
 
-# transforms/batching.py: ``apply_batch_rule(prim, args, params, level)`` (core/dispatch.py)
+# batching/interpreter.py: ``apply_batch_rule(prim, args, params, level)`` (core/dispatch.py)
 apply_batch_rule = None
 
-# tape/derivative_cache.py: compiled reverse passes of repeated tapes; each returns None
+# compile/derivative_cache.py: compiled reverse passes of repeated tapes; each returns None
 # where it has none, and the pass is interpreted (tape/backward.py, tape/gradient_tape.py)
 compiled_gradient = None
 compiled_jacobian = None
@@ -43,7 +43,7 @@ sparse_hessian = None
 
 # sparsity/detect.py: ``batch_coupling(entries, source, target)``: whether examples of a
 # batch_jacobian can depend on each other (True, False, or None: not known)
-# (transforms/jacobians.py)
+# (tape/jacobians.py)
 batch_coupling = None
 
 NAMES = frozenset(("symbolic_sizes", "stack", "apply_batch_rule", "compiled_gradient",

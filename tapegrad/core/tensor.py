@@ -409,14 +409,14 @@ def _safe_cast(arr, dtype, orig):
 
 
 def holds_size(v):
-    """True for a symbolic size (``compile/symbolic.py``'s ``SymInt``) or a list with one."""
+    """True for a symbolic size (``trace/symbolic.py``'s ``SymInt``) or a list with one."""
     if isinstance(v, (list, tuple)):
         return any(holds_size(x) for x in v)
     return is_size(v)
 
 
 def is_size(v):
-    """True for one symbolic size (``compile/symbolic.py``'s ``SymInt``)."""
+    """True for one symbolic size (``trace/symbolic.py``'s ``SymInt``)."""
     return type(v).__name__ == "SymInt" and hasattr(v, "expr")
 
 
@@ -435,7 +435,7 @@ def sized_constant(value, dtype):
 
 def full(shape, value, dtype):
     """``np.full`` as a tensor; staged as a broadcast where ``shape`` holds symbolic sizes
-    (in a trace for all sizes, compile/symbolic.py) so that the size is not baked in."""
+    (in a trace for all sizes, trace/symbolic.py) so that the size is not baked in."""
     if STATE.tracers and holds_size(shape):
         t = hooks.symbolic_sizes.ctx_of(shape).broadcast(value, shape, dtype)
         if t is not None:

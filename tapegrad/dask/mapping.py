@@ -203,7 +203,7 @@ def jacobian(f, xs, chunk_size=None):
     """
     from tapegrad.compile import function
     from tapegrad.transforms.functional import jacobian as jacobian_of
-    from tapegrad.transforms.vmap import vmap
+    from tapegrad.batching.vmap import vmap
     per_example = vmap(jacobian_of(f))
 
     @function(input_signature=_input_signature(xs))

@@ -45,8 +45,8 @@ Operations
 - ``optimize(program, passes=None, check=False)`` (``passes.py``): ``fold_constants``,
   ``simplify`` (``algebraic.py``), ``cse`` and ``dce`` to a fixed point.
 
-Programs are built by tracing (``tapegrad.compile.tracer.GraphBuilder``) and turned into
-NumPy source by ``tapegrad.compile.codegen``.
+Programs are built by tracing (``tapegrad.trace.tracer.GraphBuilder``) and turned into
+NumPy source by ``tapegrad.trace.codegen``.
 
 >>> import numpy as np, tapegrad as tf
 >>> from tapegrad.core.dispatch import PRIMITIVES

@@ -145,13 +145,13 @@ def static_shape(shape):
         return tuple(int(s) for s in a.reshape(-1))
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
-    if is_size(shape):  # one symbolic size (compile/symbolic.py)
+    if is_size(shape):  # one symbolic size (trace/symbolic.py)
         return (shape,)
     out = []
     for s in shape:
         if s is None:
             out.append(-1)
-        elif holds_size(s):  # a symbolic size stays one (compile/symbolic.py)
+        elif holds_size(s):  # a symbolic size stays one (trace/symbolic.py)
             out.append(s)
         elif isinstance(s, (int, np.integer)):  # bool too: TensorFlow takes [True] as [1]
             out.append(int(s))

@@ -127,7 +127,7 @@ def _matmul(a, b):
 
 
 # Shapes where a 2-D matmul has a faster NumPy form; the eager implementation above and the
-# generated code (compile/emit_forms.py) make the same choices from these two tests.
+# generated code (trace/emit_forms.py) make the same choices from these two tests.
 def few_rows_large_matrix(a, b):
     """A few rows times a large matrix. When that matrix is a transposed view (the backward
     pass of a dense layer: g @ W.T), OpenBLAS computes (W @ g.T).T up to twice as fast: W is

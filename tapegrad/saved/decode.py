@@ -187,7 +187,7 @@ class Decoder:
         if kind == "index":
             return Index(tuple(self.index_item(i, where) for i in as_list(v, where)))
         if kind == "program":
-            from tapegrad.primitives.control_flow import Subprogram
+            from tapegrad.control_flow.primitives import Subprogram
             try:
                 return Subprogram(self.program(v, f"{where}.program", depth + 1))
             except IRError as e:

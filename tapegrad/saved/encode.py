@@ -46,7 +46,7 @@ class Encoder:
                 "outputs": [var(v) for v in e.outs]}
 
     def value(self, v, where):
-        from tapegrad.primitives.control_flow import Subprogram
+        from tapegrad.control_flow.primitives import Subprogram
         if v is None:
             return {"none": None}
         if isinstance(v, (bool, np.bool_)):

@@ -1,7 +1,7 @@
 """``LoadedFunction``: a loaded program, callable like the function that was saved."""
 import numpy as np
 
-from tapegrad.compile.codegen import compile_program
+from tapegrad.trace.codegen import compile_program
 from tapegrad.compile.signature import TensorSpec
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, update_locks

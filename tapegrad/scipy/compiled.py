@@ -13,7 +13,7 @@ import numpy as np
 from tapegrad.compile import TensorSpec, function
 from tapegrad.core.tensor import Tensor, constant
 from tapegrad.transforms import functional as F
-from tapegrad.transforms.vmap import vmap
+from tapegrad.batching.vmap import vmap
 
 
 class TraceError(TypeError):

@@ -13,7 +13,7 @@ from tapegrad.sparsity.compressed import (MIN_SIZE, PlanCache, compressed_rows, 
                                           worth_it)
 from tapegrad.tape.gradient_tape import GradientTape
 from tapegrad.transforms import functional as F
-from tapegrad.transforms import jacobians
+from tapegrad.tape import jacobians
 from tapegrad.util import nest
 
 

@@ -20,7 +20,7 @@ from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.shape import Index, getitem_p, index_add_p
 from tapegrad.sparsity import colouring, detect
-from tapegrad.transforms import jacobians
+from tapegrad.tape import jacobians
 
 RATIO = 0.25   # use the compressed path when colours <= RATIO * n ...
 MIN_SIZE = 8   # ... and the argument has at least this many elements

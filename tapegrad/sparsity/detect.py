@@ -123,7 +123,7 @@ def batch_coupled(entries, source, target, limit=LIMIT):
     ``source`` (both with the batch as axis 0) through the tape ``entries``.
 
     True or False (structurally: ``x * 0.0`` still couples), or None when the dependency
-    arrays would exceed ``limit`` or the sizes are symbolic (``compile/symbolic.py``). The answer is cached per structure (``fingerprint``), so
+    arrays would exceed ``limit`` or the sizes are symbolic (``trace/symbolic.py``). The answer is cached per structure (``fingerprint``), so
     a training loop or a trace pays for the propagation once.
     """
     if _symbolic_sizes(entries, source):

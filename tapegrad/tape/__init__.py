@@ -1,1 +1,2 @@
-"""Recorders: ``GradientTape`` (reverse mode) and ``ForwardAccumulator`` (forward mode)."""
+"""Recorders: ``GradientTape`` (reverse mode), ``ForwardAccumulator`` (forward mode), the
+reverse pass, custom gradients and the vectorized Jacobian pass."""

@@ -424,7 +424,7 @@ class GradientTape:
         >>> g.jacobian(y, x).numpy().tolist()
         [[2.0, 0.0], [0.0, 4.0]]
         """
-        from tapegrad.transforms import jacobians
+        from tapegrad.tape import jacobians
         if not isinstance(target, Tensor):
             raise TypeError(f"jacobian: target must be a single Tensor or Variable, got "
                             f"{target!r} of type {type(target).__name__}.")
@@ -494,7 +494,7 @@ class GradientTape:
         >>> g.batch_jacobian(y, x).numpy().tolist()
         [[[2.0, 0.0], [0.0, 4.0]], [[6.0, 0.0], [0.0, 8.0]]]
         """
-        from tapegrad.transforms import jacobians
+        from tapegrad.tape import jacobians
         if not isinstance(target, Tensor):
             raise TypeError(f"batch_jacobian: target must be a single Tensor or Variable, got "
                             f"{target!r} of type {type(target).__name__}.")

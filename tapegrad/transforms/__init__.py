@@ -1,1 +1,1 @@
-"""Transforms: batching (vmap), forward mode, Jacobians and the functional API."""
+"""Transforms on functions: the functional API (``grad``, ``jacfwd``, ``jacrev``, ``hessian``...)."""

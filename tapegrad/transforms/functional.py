@@ -20,7 +20,7 @@ from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.tape.forward_accumulator import ForwardAccumulator
 from tapegrad.tape.gradient_tape import GradientTape
-from tapegrad.transforms import jacobians
+from tapegrad.tape import jacobians
 from tapegrad.util import nest
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",

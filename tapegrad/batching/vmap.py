@@ -7,7 +7,7 @@ Python loop (see ``batching.py``).
 import functools
 
 from tapegrad.core.tensor import Tensor, convert_to_tensor
-from tapegrad.transforms.batching import (
+from tapegrad.batching.interpreter import (
     BatchedTensor, batch_level, move_from_front, move_to_front, unbatch, _batched)
 from tapegrad.util import nest
 

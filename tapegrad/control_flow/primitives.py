@@ -2,7 +2,7 @@
 
 ``cond(pred, *operands; true_branch, false_branch)``
     Runs one branch on the operands; each branch has one output (outputs are bundled by
-    dtype in ``tapegrad.ops.control_flow_ops``).
+    dtype in ``tapegrad.control_flow.ops``).
 
 ``while_loop(*state, *consts; cond, body, n_state, maximum_iterations, out, history)``
     ``state`` (the first ``n_state`` operands) is replaced by ``body(*state, *consts)`` while
@@ -62,7 +62,7 @@ class Subprogram:
     def __call__(self, *arrays):
         """NumPy arrays in, a tuple of NumPy arrays out."""
         if self._fn is None:
-            from tapegrad.compile.codegen import compile_program
+            from tapegrad.trace.codegen import compile_program
             self._fn = compile_program(self.program)[0]
         r = self._fn(*arrays)
         return r if len(self.program.outputs) > 1 else (r,)
@@ -137,7 +137,7 @@ def _branch_vjp(branch, operands, idx, g):
 
 
 def _cond_vjp(g, ans, pred, *ops, true_branch, false_branch):
-    from tapegrad.ops.control_flow_ops import cond
+    from tapegrad.control_flow.ops import cond
     out = [None] * (1 + len(ops))
     idx = [i for i, x in enumerate(ops) if x.dtype.kind in "fc"]
     if idx:
@@ -157,7 +157,7 @@ def _branch_jvp(branch, operands, idx, tans):
 
 
 def _cond_jvp(tangents, ans, pred, *ops, true_branch, false_branch):
-    from tapegrad.ops.control_flow_ops import cond
+    from tapegrad.control_flow.ops import cond
     idx = [i for i, t in enumerate(tangents[1:]) if t is not None]
     if not idx or ans.dtype.kind not in "fc":
         return None
@@ -167,7 +167,7 @@ def _cond_jvp(tangents, ans, pred, *ops, true_branch, false_branch):
 
 
 def _cond_batch(args, batched, *, true_branch, false_branch):
-    from tapegrad.ops.control_flow_derive import batched_branch, vmapped
+    from tapegrad.control_flow.derive import batched_branch, vmapped
     pred, ops, flags = args[0], args[1:], tuple(batched[1:])
     size = next(a.shape[0] for a, b in zip(args, batched) if b)
     if batched[0]:  # a per-example predicate: compute both branches, select per example
@@ -250,7 +250,7 @@ def _while_abstract(*avals, cond, body, n_state, maximum_iterations, out, histor
 
 
 def _while_jvp(tangents, ans, *args, cond, body, n_state, maximum_iterations, out, history):
-    from tapegrad.ops.control_flow_derive import jvp_loop
+    from tapegrad.control_flow.derive import jvp_loop
     n = n_state
     fs = [i for i in range(n) if args[i].dtype.kind in "fc"]
     fc = [j for j in range(len(args) - n) if tangents[n + j] is not None]
@@ -265,8 +265,8 @@ def _while_jvp(tangents, ans, *args, cond, body, n_state, maximum_iterations, ou
 
 
 def _while_vjp(g, ans, *args, cond, body, n_state, maximum_iterations, out, history):
-    from tapegrad.ops.control_flow_derive import reverse_loop, trip_count
-    from tapegrad.ops.control_flow_trace import dtype_groups, run_loop, unpack
+    from tapegrad.control_flow.derive import reverse_loop, trip_count
+    from tapegrad.control_flow.trace import dtype_groups, run_loop, unpack
     n = n_state
     n_max = maximum_iterations
     if n_max is None:
@@ -297,8 +297,8 @@ def _while_vjp(g, ans, *args, cond, body, n_state, maximum_iterations, out, hist
 
 
 def _while_batch(args, batched, *, cond, body, n_state, maximum_iterations, out, history):
-    from tapegrad.ops.control_flow_derive import batched_loop
-    from tapegrad.ops.control_flow_trace import pack, unpack
+    from tapegrad.control_flow.derive import batched_loop
+    from tapegrad.control_flow.trace import pack, unpack
     n = n_state
     size = next(a.shape[0] for a, b in zip(args, batched) if b)
     # every loop variable carries the batch: the body may mix batched values into any of them

@@ -16,6 +16,7 @@ from tapegrad.primitives.api import broadcast_to, convert_to_tensor, expand_dims
 from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
+from tapegrad.util.frames import user_frame
 
 _new = object.__new__
 
@@ -157,13 +158,7 @@ def _loop(prim, vals, flags, params, level=None):
 
 def _user_stacklevel():
     """The stacklevel of the first caller outside tapegrad, so the warning points there."""
-    import os
-    import sys
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    f, level = sys._getframe(2), 2
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(root):
-        f, level = f.f_back, level + 1
-    return level
+    return user_frame(2)[1] - 1
 
 
 # -- moving the batch axis ----------------------------------------------------------------------

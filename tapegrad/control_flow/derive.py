@@ -4,13 +4,13 @@
 Each is traced from the original sub-programs (tapes, accumulators and vmap over
 ``tapegrad.ir.evaluate``) once, and cached on the original's ``derived`` dict: the programs
 depend only on the originals, never on runtime values.
-See ``tapegrad/primitives/control_flow.py`` for the design.
+See ``tapegrad/control_flow/primitives.py`` for the design.
 """
 import numpy as np
 
 from tapegrad.primitives.api import cast, gather, reduce_sum, reshape, where, zeros_like
 from tapegrad.ir import evaluate
-from tapegrad.ops.control_flow_trace import dtype_groups, trace, unpack
+from tapegrad.control_flow.trace import dtype_groups, trace, unpack
 
 
 def _cached(body, key, build):
@@ -22,7 +22,7 @@ def _cached(body, key, build):
 
 def _sub(fn, types, name):
     """A cacheable sub-program: a pure function of its inputs (nothing lifted from outside)."""
-    from tapegrad.primitives.control_flow import make_subprogram
+    from tapegrad.control_flow.primitives import make_subprogram
     return make_subprogram(trace(fn, types, name, lift_concrete=False)[0])
 
 
@@ -133,7 +133,7 @@ def reverse_loop(cond, body, n, n_max, out, history):
 
 def vmapped(sub, xs, axes, size):
     """``sub``'s outputs evaluated on a batch (``axes[i]``: 0 or None for ``xs[i]``)."""
-    from tapegrad.transforms.vmap import vmap
+    from tapegrad.batching.vmap import vmap
     f = vmap(lambda *ys: evaluate(sub.program, list(ys))[0], in_axes=tuple(axes),
              axis_size=size)
     return f(*xs)

@@ -4,7 +4,7 @@ Used by ``codegen.generate``: ``regions`` finds the chains worth blocking, ``sch
 orders equations and loops, ``render_region`` writes a loop's source.
 """
 
-from tapegrad.compile.emit_forms import ufunc_of
+from tapegrad.trace.emit_forms import ufunc_of
 
 # --------------------------------------------------------------------------
 # A batched matmul whose result is large, followed by elementwise ops and a matmul that shrinks

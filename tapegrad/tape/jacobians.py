@@ -24,7 +24,7 @@ from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, holds_size
 from tapegrad.tape.rules import jvp_of
-from tapegrad.transforms.batching import BatchedTensor, _batched, batch_level
+from tapegrad.batching.interpreter import BatchedTensor, _batched, batch_level
 
 MODES = ("auto", "forward", "reverse")
 _wrap = Tensor._wrap
@@ -168,9 +168,9 @@ def _basis(n, start, stop, dtype):
 
 def _broadcast_seed(rows, shape):
     """``rows`` repeated over the batch; staged in a trace whose batch size is symbolic
-    (compile/symbolic.py), so that the program holds for every batch size."""
+    (trace/symbolic.py), so that the program holds for every batch size."""
     if STATE.tracers and holds_size(shape):
-        from tapegrad.compile.symbolic import ctx_of
+        from tapegrad.trace.symbolic import ctx_of
         seed = ctx_of(shape).broadcast(rows, shape, rows.dtype)
         if seed is not None:
             return seed

@@ -27,7 +27,6 @@ import keyword
 import linecache
 import os
 import re
-import sys
 
 import numpy as np
 
@@ -37,31 +36,27 @@ from tapegrad.core.tensor import Tensor
 from tapegrad.ir.core import Const, Equation, NameGen, Origin, Program, Var, make_params
 from tapegrad.ir.passes import compress
 from tapegrad.primitives.api import cast
+from tapegrad.util.frames import PACKAGE_DIR, user_frame
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Names an argument of generated code must not take: keywords, NumPy, builtins.
 _RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np"}
 
 
 # Modules whose frames on the stack mean "a derivative pass is emitting this equation".
-_DERIVATIVE_FILES = tuple(os.path.join(_PKG_DIR, *p) for p in (
-    ("tape", "backward.py"), ("tape", "forward_accumulator.py"), ("tape", "derivative_cache.py"),
-    ("transforms", "jacobians.py")))
+_DERIVATIVE_FILES = tuple(os.path.join(PACKAGE_DIR, *p) for p in (
+    ("tape", "backward.py"), ("tape", "forward_accumulator.py"), ("tape", "jacobians.py"),
+    ("compile", "derivative_cache.py")))
 
 
 def origin():
     """The ``Origin`` of an equation being emitted: the innermost frame outside tapegrad,
     and whether a derivative pass is between it and here."""
-    f = sys._getframe(2)
-    derivative = False
-    while f is not None:
-        name = f.f_code.co_filename
-        if not name.startswith(_PKG_DIR):
-            return Origin(f"{os.path.basename(name)}:{f.f_lineno}",
-                          linecache.getline(name, f.f_lineno).strip(), derivative)
-        derivative = derivative or name.startswith(_DERIVATIVE_FILES)
-        f = f.f_back
-    return Origin("<unknown>", "", derivative)
+    f, _, derivative = user_frame(1, through=_DERIVATIVE_FILES)
+    if f is None:
+        return Origin("<unknown>", "", derivative)
+    name = f.f_code.co_filename
+    return Origin(f"{os.path.basename(name)}:{f.f_lineno}",
+                  linecache.getline(name, f.f_lineno).strip(), derivative)
 
 
 class OperatorNotAllowedInGraphError(TypeError):
@@ -70,9 +65,7 @@ class OperatorNotAllowedInGraphError(TypeError):
 
 def user_location():
     """``(file:line, source line)`` of the innermost frame outside tapegrad."""
-    f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
-        f = f.f_back
+    f, _, _ = user_frame(1)
     if f is None:
         return "<unknown>", ""
     line = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
@@ -88,7 +81,7 @@ class SymbolicTensor(Tensor):
     def __init__(self, var, builder, shape=None):
         self._var = var
         self._builder = builder
-        # with symbolic sizes (compile/symbolic.py) the shape holds SymInts; the Var never
+        # with symbolic sizes (trace/symbolic.py) the shape holds SymInts; the Var never
         self._shape = var.shape if shape is None else shape
 
     shape = property(lambda self: self._shape)
@@ -252,7 +245,7 @@ class GraphBuilder:
             self.origins[v.name] = o
 
     def _emit_sized(self, prim, args, ins, params, multi):
-        """``emit`` in a trace with symbolic sizes (see compile/symbolic.py)."""
+        """``emit`` in a trace with symbolic sizes (see trace/symbolic.py)."""
         try:
             res, shapes, probe, plain, sym = self.sizes.emit(prim, args, ins, params)
         except (ValueError, IndexError, np.linalg.LinAlgError) as e:

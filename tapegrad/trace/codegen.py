@@ -15,11 +15,11 @@ no live view shares) writes into it with ``out=`` instead of allocating. The der
 already reuse saved outputs (``1 - y*y`` for tanh), so the generated code does too. A chain of
 large intermediates along a batch axis (a batched matmul, elementwise ops, a matmul that shrinks
 it) becomes a loop over blocks of that axis, so the intermediates stay in cache
-(``compile/blocking.py``); smaller programs stay straight-line. Shape-specific forms (BLAS
-row sums, outer products, transposed weights) are in ``compile/emit_forms.py``.
+(``trace/blocking.py``); smaller programs stay straight-line. Shape-specific forms (BLAS
+row sums, outer products, transposed weights) are in ``trace/emit_forms.py``.
 
 >>> import tapegrad as tf
->>> from tapegrad.compile.tracer import GraphBuilder, tracing
+>>> from tapegrad.trace.tracer import GraphBuilder, tracing
 >>> b = GraphBuilder("f")
 >>> with tracing(b):
 ...     x = b.add_input((3,), "float32", "x")
@@ -48,8 +48,8 @@ import weakref
 
 import numpy as np
 
-from tapegrad.compile.blocking import Region, regions, render_region, schedule
-from tapegrad.compile.emit_forms import fast_form, ufunc_of
+from tapegrad.trace.blocking import Region, regions, render_region, schedule
+from tapegrad.trace.emit_forms import fast_form, ufunc_of
 from tapegrad.ir.core import NameGen
 from tapegrad.util.blas import adaptive, is_threaded, program_work
 

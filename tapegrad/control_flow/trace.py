@@ -12,7 +12,7 @@ gradients flow through them. ``lead`` leading axes (a batch, or a loop's history
 """
 import numpy as np
 
-from tapegrad.compile.tracer import GraphBuilder, tracing
+from tapegrad.trace.tracer import GraphBuilder, tracing
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, Variable, convert_to_tensor
 from tapegrad.ir import NameGen, Var, dce
@@ -161,7 +161,7 @@ def input_deps(program):
 def reduced(cond, body, n, group):
     """The loop variables ``group`` needs (itself, the condition's, and what those need in
     the body, to a fixed point), and the condition and body restricted to them."""
-    from tapegrad.primitives.control_flow import Subprogram
+    from tapegrad.control_flow.primitives import Subprogram
     deps = input_deps(body.program)
     need = set(group) | {i for i in input_deps(cond.program)[0] if i < n}
     while True:
@@ -190,7 +190,7 @@ def run_loop(init, consts, cond, body, n_max, want=None):
     One ``while_loop`` equation per dtype group of ``want``, each carrying only the loop
     variables that group depends on.
     """
-    from tapegrad.primitives.control_flow import while_p
+    from tapegrad.control_flow.primitives import while_p
     n = len(init)
     want = list(range(n)) if want is None else list(want)
     types = [(tuple(x.shape), x.dtype) for x in init]

@@ -3,7 +3,7 @@
 Arithmetic (``+ - * // %``, ``divmod``, ``abs``, shifts, masks) gives new ``SymInt``\\ s with
 an exact expression of the traced sizes; comparisons and truth tests are recorded as guards
 in the trace's ``Sizes`` (``ctx``); every other read of the value pins the size. See
-``compile/symbolic.py`` for how a trace uses them.
+``trace/symbolic.py`` for how a trace uses them.
 """
 import numbers
 import operator

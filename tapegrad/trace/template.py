@@ -1,7 +1,7 @@
 """Shape templates: a program traced at two sizes of one dimension, reused for a third size
 without running the Python function again (``reduce_retracing``, ``None`` dimensions).
 
-This is the fallback for traces with symbolic sizes (``compile/symbolic.py``) whose program
+This is the fallback for traces with symbolic sizes (``trace/symbolic.py``) whose program
 cannot be rebuilt from one trace (a constant repeated along the size, a shape rule that fails
 at the probe size). Nothing is assumed from the two programs alone: a Python function may
 branch on the size, so both traces must have run with guarded ``SymInt`` sizes, leaked no

@@ -8,7 +8,7 @@ Three regimes, chosen per call:
   selects per example; a loop runs until every example is done, finished examples masked;
 - **inside a trace** (``tapegrad.function``): each branch, loop condition and loop body is
   traced into an IR sub-program and the whole construct becomes one ``cond`` or
-  ``while_loop`` primitive (``tapegrad/primitives/control_flow.py``), with derivative and
+  ``while_loop`` primitive (``tapegrad/control_flow/primitives.py``), with derivative and
   batching rules. Tensors the functions close over become extra operands.
 
 Primitives have one output, so outputs are bundled by dtype: each dtype group is one
@@ -20,8 +20,8 @@ import numpy as np
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, Variable, convert_to_tensor
 from tapegrad.primitives.api import stop_gradient, where
-from tapegrad.ops import control_flow_trace as TR
-from tapegrad.primitives.control_flow import cond_p, make_subprogram
+from tapegrad.control_flow import trace as TR
+from tapegrad.control_flow.primitives import cond_p, make_subprogram
 from tapegrad.util import nest
 
 

@@ -41,7 +41,7 @@ from tapegrad.core.dispatch import Primitive
 from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.tape.backward import backward
-from tapegrad.transforms.jacobians import tape_jacobians
+from tapegrad.tape.jacobians import tape_jacobians
 
 # Sub-programs in params (control flow) are costly to hash and compare: those stay interpretive.
 MIN_ENTRIES = 8      # shorter tapes: the interpreter is as fast as keying and calling
@@ -291,8 +291,8 @@ def _call(compiled, entries, n, leaves, seeds, n_sources):
 def _compile(entries, n, leaves, key, what):
     """Trace the pass of this structure on symbolic stand-ins; None if impossible."""
     # imported on the first compilation: most tapes are never compiled
-    from tapegrad.compile.codegen import compile_program
-    from tapegrad.compile.tracer import GraphBuilder, tracing
+    from tapegrad.trace.codegen import compile_program
+    from tapegrad.trace.tracer import GraphBuilder, tracing
     from tapegrad.ir import check, optimize
 
     b = GraphBuilder("derivative")

@@ -1,7 +1,7 @@
 """Symbolic sizes: trace a function once for every size of its ``None`` dimensions.
 
 In a generalising trace (``input_signature`` with ``None`` dimensions, or the relaxed retrace
-of ``reduce_retracing``) each such dimension of an input is a ``SymInt`` (``compile/symint.py``): an integer
+of ``reduce_retracing``) each such dimension of an input is a ``SymInt`` (``trace/symint.py``): an integer
 (``numbers.Integral``) whose value is the size of this call, so Python code runs as usual,
 but whose arithmetic (``+ - * // %``, ``divmod``, ``abs``, shifts) returns new ``SymInt``\\ s
 carrying an exact expression of the sizes. Params such as a reshape's shape thus come out as
@@ -36,8 +36,8 @@ import sys
 
 import numpy as np
 
-from tapegrad.compile import template
-from tapegrad.compile.symint import _COMPARE, SymInt, evaluate, subst
+from tapegrad.trace import template
+from tapegrad.trace.symint import _COMPARE, SymInt, evaluate, subst
 from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
@@ -143,7 +143,7 @@ class Sizes:
         t = Tensor._wrap(arr)
         var = self.builder.var_of(t)
         self.consts[var.name] = (value, arr.dtype)
-        from tapegrad.compile.tracer import SymbolicTensor
+        from tapegrad.trace.tracer import SymbolicTensor
         return SymbolicTensor(var, self.builder)
 
     def broadcast(self, value, shape, dtype):
