@@ -165,6 +165,26 @@ def test_generated_lines_appear_in_tracebacks():
     assert gen and "np.power" in gen[-1].line and linecache.getline(gen[-1].filename, 3)
 
 
+def test_sources_of_dead_functions_leave_linecache_without_breaking_checkcache():
+    """A garbage collection inside linecache.checkcache (pdb and doctest call it) used to
+    pop an entry that checkcache had just listed: KeyError. The finalizer now only queues
+    the name; the next compile drops it."""
+    import gc
+    from tapegrad.ir.core import Program
+    from tapegrad.trace import codegen
+    prog = tf.function(lambda x: x * 2.0).get_concrete_function(tf.constant(1.0)).program
+    assert isinstance(prog, Program)
+    fn, _ = codegen.compile_program(prog, "dies_soon")
+    name = next(k for k in linecache.cache if "dies_soon" in k)
+    del fn
+    gc.collect()
+    assert name in linecache.cache  # queued, not removed inside the finalizer
+    linecache.checkcache()  # what pdb.reset runs: no KeyError
+    keep, _ = codegen.compile_program(prog, "lives_on")
+    assert name not in linecache.cache
+    assert float(keep(np.float32(3.0))) == 6.0
+
+
 # ---- faster NumPy forms: out= buffers ------------------------------------------------------
 def test_dead_temporaries_are_reused_with_out():
     n = OUT_MIN_SIZE * 2

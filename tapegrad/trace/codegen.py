@@ -379,17 +379,25 @@ def generate(program, fn_name=None):
     return "\n".join(lines) + "\n", ns
 
 
+_DEAD_SOURCES = []  # linecache entries to drop (list.append is safe inside a finalizer)
+
+
 def compile_program(program, fn_name=None):
     """``(function, source)``: the program compiled once with ``compile()``.
 
     The source is registered with ``linecache`` so tracebacks show the generated lines.
     """
     src, ns = generate(program, fn_name)
+    while _DEAD_SOURCES:  # the sources of functions that have died since the last call
+        linecache.cache.pop(_DEAD_SOURCES.pop(), None)
     filename = f"<tapegrad {fn_name or program.name} #{next(_counter)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     exec(compile(src, filename, "exec"), ns)
     fn = ns[fn_name or program.name]
-    weakref.finalize(fn, linecache.cache.pop, filename, None)  # no leak across retraces
+    # No leak across retraces, yet no removal from inside the finalizer either: it can run
+    # during a garbage collection in the middle of linecache.checkcache, which then fails
+    # with KeyError on the entry it listed a moment earlier.
+    weakref.finalize(fn, _DEAD_SOURCES.append, filename)
     if is_threaded(program_work(program)):
         fn = adaptive(fn)  # BLAS threads where they pay on this machine now (util/blas.py)
     return fn, src
