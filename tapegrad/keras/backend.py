@@ -12,6 +12,7 @@ import collections
 import numpy as np
 
 _FLOATX = "float32"
+_IMAGE_DATA_FORMAT = "channels_last"
 _EPSILON = 1e-7
 _UIDS = collections.defaultdict(int)
 
@@ -49,7 +50,30 @@ def set_epsilon(value):
 
 
 def image_data_format():
-    return "channels_last"
+    """The default ``data_format`` of image layers: ``'channels_last'`` unless
+    ``set_image_data_format`` changed it."""
+    return _IMAGE_DATA_FORMAT
+
+
+def set_image_data_format(data_format):
+    """Set the default ``data_format`` (``'channels_first'`` or ``'channels_last'``)."""
+    global _IMAGE_DATA_FORMAT
+    _IMAGE_DATA_FORMAT = standardize_data_format(data_format)
+
+
+def standardize_data_format(data_format):
+    """``data_format`` checked and lower-cased; None is ``image_data_format()``.
+
+    >>> standardize_data_format(None), standardize_data_format("Channels_First")
+    ('channels_last', 'channels_first')
+    """
+    if data_format is None:
+        return _IMAGE_DATA_FORMAT
+    data_format = str(data_format).lower()
+    if data_format not in ("channels_first", "channels_last"):
+        raise ValueError("The `data_format` argument must be one of {'channels_first', "
+                         f"'channels_last'}}. Received: data_format={data_format}")
+    return data_format
 
 
 def backend():

@@ -1,6 +1,7 @@
-"""Convolution layers (channels last): ``Conv1D``, ``Conv2D``, ``Conv2DTranspose``, on
+"""Convolution layers: ``Conv1D``, ``Conv2D``, ``Conv2DTranspose``, on
 ``tf.nn.convolution`` and ``tf.nn.conv2d_transpose``, with Keras 3's weight shapes and
-output sizes.
+output sizes. ``data_format='channels_first'`` takes ``(batch, channels, ...)`` inputs
+(the kernel keeps its shape, as in Keras).
 
 >>> import numpy as np
 >>> from tapegrad import keras
@@ -9,7 +10,7 @@ output sizes.
 ((2, 8, 8, 4), (3, 3, 3, 4))
 """
 from tapegrad.keras import _tf as tf
-from tapegrad.keras import activations, initializers
+from tapegrad.keras import activations, backend, initializers
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
 
@@ -24,9 +25,7 @@ def _tuple(value, rank, name):
     return value
 
 
-def _channels_last(data_format):
-    if data_format not in (None, "channels_last"):
-        raise NotImplementedError("tapegrad.keras supports data_format='channels_last' only.")
+_NC_FORMATS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
 
 class _Conv(Layer):
@@ -38,7 +37,8 @@ class _Conv(Layer):
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        _channels_last(data_format)
+        self.data_format = backend.standardize_data_format(data_format)
+        self._cf = self.data_format == "channels_first"
         if not isinstance(filters, int) or filters <= 0:
             raise ValueError("Invalid value for argument `filters`. Expected a strictly "
                              f"positive value. Received filters={filters}.")
@@ -75,7 +75,8 @@ class _Conv(Layer):
         return self.kernel_size + (channels // self.groups, self.filters)
 
     def build(self, input_shape):
-        channels = input_shape[-1]
+        channels_axis = 1 if self._cf else -1
+        channels = input_shape[channels_axis]
         self.kernel = self.add_weight(name="kernel", shape=self._kernel_shape(channels),
                                       initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
@@ -84,25 +85,33 @@ class _Conv(Layer):
                                     initializer=self.bias_initializer,
                                     regularizer=self.bias_regularizer,
                                     constraint=self.bias_constraint) if self.use_bias else None
-        self.input_spec = InputSpec(min_ndim=self.rank + 2, axes={-1: channels})
+        self.input_spec = InputSpec(min_ndim=self.rank + 2, axes={channels_axis: channels})
 
     def _convolve(self, inputs):
-        if self.groups != 1:
-            raise NotImplementedError("grouped convolution (groups > 1) is not supported by "
-                                      "tapegrad.keras.")
         padding = self.padding.upper()
         if self.padding == "causal":
             left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
-            inputs = tf.pad(inputs, [[0, 0], [left, 0], [0, 0]])
+            pads = [[0, 0], [0, 0], [left, 0]] if self._cf else [[0, 0], [left, 0], [0, 0]]
+            inputs = tf.pad(inputs, pads)
             padding = "VALID"
         return tf.nn.convolution(inputs, self.kernel, strides=list(self.strides),
-                                 padding=padding, dilations=list(self.dilation_rate))
+                                 padding=padding, dilations=list(self.dilation_rate),
+                                 data_format=_NC_FORMATS[self.rank] if self._cf else None)
 
     def call(self, inputs):
         x = self._convolve(inputs)
         if self.bias is not None:
-            x = x + self.bias
+            x = x + (tf.reshape(self.bias, (self.filters,) + (1,) * self.rank) if self._cf
+                     else self.bias)
         return self.activation(x)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters,
+                "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate, "groups": self.groups,
+                "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias}
 
 
 class Conv1D(_Conv):
@@ -152,12 +161,18 @@ class Conv2DTranspose(_Conv):
 
     def _convolve(self, inputs):
         ops = self.output_padding or (None, None)
+        spatial = inputs.shape[2:4] if self._cf else inputs.shape[1:3]
         h, w = (deconv_output_length(n, k, self.padding, op, s, d) for n, k, op, s, d in zip(
-            inputs.shape[1:3], self.kernel_size, ops, self.strides, self.dilation_rate))
-        shape = [inputs.shape[0], h, w, self.filters]
+            spatial, self.kernel_size, ops, self.strides, self.dilation_rate))
+        shape = ([inputs.shape[0], self.filters, h, w] if self._cf
+                 else [inputs.shape[0], h, w, self.filters])
         return tf.nn.conv2d_transpose(inputs, self.kernel, shape, strides=list(self.strides),
                                       padding=self.padding.upper(),
+                                      data_format="NCHW" if self._cf else "NHWC",
                                       dilations=list(self.dilation_rate))
+
+    def get_config(self):
+        return {**super().get_config(), "output_padding": self.output_padding}
 
 
 Convolution1D, Convolution2D, Convolution2DTranspose = Conv1D, Conv2D, Conv2DTranspose

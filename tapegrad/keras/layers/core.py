@@ -145,11 +145,15 @@ class Flatten(Layer):
 
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
+        self.data_format = backend.standardize_data_format(data_format)
         self.input_spec = InputSpec(min_ndim=1)
 
     def call(self, inputs):
         if inputs.ndim == 1:
             return tf.expand_dims(inputs, 1)
+        if self.data_format == "channels_first" and inputs.ndim > 2:
+            # channels moved last first, so the flat order is the channels-last one (Keras)
+            inputs = tf.transpose(inputs, (0, *range(2, inputs.ndim), 1))
         return tf.reshape(inputs, (inputs.shape[0], math.prod(inputs.shape[1:])))
 
 

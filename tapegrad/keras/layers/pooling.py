@@ -1,5 +1,5 @@
-"""Pooling layers (channels last), on ``tf.nn``'s pools; the global ones reduce over all
-spatial axes.
+"""Pooling layers, on ``tf.nn``'s pools; the global ones reduce over all spatial axes.
+``data_format='channels_first'`` takes ``(batch, channels, ...)`` inputs.
 
 >>> import numpy as np
 >>> from tapegrad import keras
@@ -9,6 +9,7 @@ spatial axes.
 (2, 2, 2, 3)
 """
 from tapegrad.keras import _tf as tf
+from tapegrad.keras import backend
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
 
@@ -20,9 +21,7 @@ class _Pooling(Layer):
     def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None,
                  name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        if data_format not in (None, "channels_last"):
-            raise NotImplementedError("tapegrad.keras supports data_format='channels_last' "
-                                      "only.")
+        self.data_format = backend.standardize_data_format(data_format)
         r = self.rank
         self.pool_size = (pool_size,) * r if isinstance(pool_size, int) else tuple(pool_size)
         strides = self.pool_size if strides is None else strides
@@ -35,22 +34,29 @@ class _Pooling(Layer):
         self.input_spec = InputSpec(ndim=r + 2)
 
     def call(self, inputs):
+        nc = self.data_format == "channels_first"
         return type(self).op(inputs, list(self.pool_size), list(self.strides),
-                             self.padding.upper())
+                             self.padding.upper(), ("NCW", "NCHW")[self.rank - 1] if nc else
+                             ("NWC", "NHWC")[self.rank - 1])
+
+    def get_config(self):
+        return {**super().get_config(), "pool_size": self.pool_size,
+                "strides": self.strides, "padding": self.padding,
+                "data_format": self.data_format}
 
 
 class MaxPooling1D(_Pooling):
     rank = 1
 
     @staticmethod
-    def op(x, ksize, strides, padding):
-        return tf.nn.max_pool1d(x, ksize, strides, padding)
+    def op(x, ksize, strides, padding, data_format):
+        return tf.nn.max_pool1d(x, ksize, strides, padding, data_format)
 
 
 class MaxPooling2D(_Pooling):
     @staticmethod
-    def op(x, ksize, strides, padding):
-        return tf.nn.max_pool2d(x, ksize, strides, padding)
+    def op(x, ksize, strides, padding, data_format):
+        return tf.nn.max_pool2d(x, ksize, strides, padding, data_format)
 
 
 class AveragePooling1D(_Pooling):
@@ -60,16 +66,16 @@ class AveragePooling1D(_Pooling):
         super().__init__(pool_size, strides, padding, **kwargs)  # no default size (Keras)
 
     @staticmethod
-    def op(x, ksize, strides, padding):
-        return tf.nn.avg_pool1d(x, ksize, strides, padding)
+    def op(x, ksize, strides, padding, data_format):
+        return tf.nn.avg_pool1d(x, ksize, strides, padding, data_format)
 
 
 class AveragePooling2D(_Pooling):
     def __init__(self, pool_size, strides=None, padding="valid", **kwargs):
         super().__init__(pool_size, strides, padding, **kwargs)
     @staticmethod
-    def op(x, ksize, strides, padding):
-        return tf.nn.avg_pool2d(x, ksize, strides, padding)
+    def op(x, ksize, strides, padding, data_format):
+        return tf.nn.avg_pool2d(x, ksize, strides, padding, data_format)
 
 
 MaxPool1D, MaxPool2D, AvgPool1D, AvgPool2D = (
@@ -82,15 +88,18 @@ class _GlobalPooling(Layer):
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
-        if data_format not in (None, "channels_last"):
-            raise NotImplementedError("tapegrad.keras supports data_format='channels_last' "
-                                      "only.")
+        self.data_format = backend.standardize_data_format(data_format)
         self.keepdims = keepdims
         self.input_spec = InputSpec(ndim=self.rank + 2)
 
     def call(self, inputs):
-        axes = list(range(1, self.rank + 1))
+        first = 2 if self.data_format == "channels_first" else 1
+        axes = list(range(first, first + self.rank))
         return type(self).reduce(inputs, axis=axes, keepdims=self.keepdims)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format,
+                "keepdims": self.keepdims}
 
 
 class GlobalAveragePooling1D(_GlobalPooling):

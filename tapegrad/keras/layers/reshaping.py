@@ -1,4 +1,4 @@
-"""Spatial reshaping layers (channels last): ``ZeroPadding2D``, ``UpSampling2D``,
+"""Spatial reshaping layers: ``ZeroPadding2D``, ``UpSampling2D``,
 ``Permute``, ``RepeatVector``.
 
 >>> import numpy as np
@@ -7,6 +7,7 @@
 (1, 4, 6, 4)
 """
 from tapegrad.keras import _tf as tf
+from tapegrad.keras import backend
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
 
@@ -19,23 +20,24 @@ def _pair(value, name):
     return tuple((v, v) if isinstance(v, int) else tuple(v) for v in value)
 
 
-def _channels_last(data_format):
-    if data_format not in (None, "channels_last"):
-        raise NotImplementedError("tapegrad.keras supports data_format='channels_last' only.")
-
-
 class ZeroPadding2D(Layer):
     """Zero rows and columns around the images of a ``(batch, h, w, c)`` tensor."""
 
     def __init__(self, padding=(1, 1), data_format=None, **kwargs):
         super().__init__(**kwargs)
-        _channels_last(data_format)
+        self.data_format = backend.standardize_data_format(data_format)
         self.padding = _pair(padding, "padding")
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs):
         (top, bottom), (left, right) = self.padding
+        if self.data_format == "channels_first":
+            return tf.pad(inputs, [[0, 0], [0, 0], [top, bottom], [left, right]])
         return tf.pad(inputs, [[0, 0], [top, bottom], [left, right], [0, 0]])
+
+    def get_config(self):
+        return {**super().get_config(), "padding": self.padding,
+                "data_format": self.data_format}
 
 
 class UpSampling2D(Layer):
@@ -43,7 +45,7 @@ class UpSampling2D(Layer):
 
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
         super().__init__(**kwargs)
-        _channels_last(data_format)
+        self.data_format = backend.standardize_data_format(data_format)
         if interpolation != "nearest":
             raise NotImplementedError("UpSampling2D: tapegrad.keras supports "
                                       "interpolation='nearest' only.")
@@ -52,11 +54,20 @@ class UpSampling2D(Layer):
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs):
-        b, h, w, c = inputs.shape
         sh, sw = self.size
+        if self.data_format == "channels_first":
+            b, c, h, w = inputs.shape
+            x = tf.reshape(inputs, (b, c, h, 1, w, 1))
+            x = tf.broadcast_to(x, (b, c, h, sh, w, sw))
+            return tf.reshape(x, (b, c, h * sh, w * sw))
+        b, h, w, c = inputs.shape
         x = tf.reshape(inputs, (b, h, 1, w, 1, c))
         x = tf.broadcast_to(x, (b, h, sh, w, sw, c))
         return tf.reshape(x, (b, h * sh, w * sw, c))
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size, "data_format": self.data_format,
+                "interpolation": self.interpolation}
 
 
 class Permute(Layer):

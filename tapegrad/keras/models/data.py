@@ -62,9 +62,55 @@ class _ArrayBatches:
             yield batch if len(batch) > 1 else batch[0]
 
 
+def _clean_class_weight(class_weight):
+    if not hasattr(class_weight, "items") or not hasattr(class_weight, "get"):
+        raise ValueError("`class_weight` must be a dict-like mapping of class indices to "
+                         f"weights. Received: class_weight={class_weight} of type "
+                         f"{type(class_weight)}.")
+    out = {}
+    for key, val in class_weight.items():
+        try:
+            out[int(key)] = float(val)
+        except (TypeError, ValueError):
+            raise ValueError("`class_weight` must be a dictionary with integer keys "
+                             "representing class indices. Received an invalid key: "
+                             f"{key!r} of type {type(key)}.") from None
+    return out
+
+
+def class_weight_to_sample_weights(y, class_weight):
+    """Keras's per-sample weights from ``class_weight`` (``{class: weight}``): the class
+    of a sample is its label, the argmax of a one-hot row, or the rounded value of a
+    single column; classes not in the dict weigh 1.
+
+    >>> class_weight_to_sample_weights(np.array([0, 1, 1, 2]), {1: 3.0}).tolist()
+    [1.0, 3.0, 3.0, 1.0]
+    """
+    if tf.nest.is_nested(y):
+        raise ValueError("`class_weight` is only supported for Models with a single "
+                         "output.")
+    weights = _clean_class_weight(class_weight)
+    y = np.asarray(y)
+    if y.ndim > 1:
+        y = np.argmax(y, axis=-1) if y.shape[-1] != 1 else np.squeeze(y, axis=-1)
+    classes = np.round(y).astype("int32").reshape(-1)
+    return np.array([weights.get(int(c), 1.0) for c in classes], dtype=backend.floatx())
+
+
+def _weigh_batch(batch, class_weight):
+    if not isinstance(batch, tuple) or len(batch) < 2:
+        raise ValueError("`class_weight` needs batches of `(x, y)`; received a batch "
+                         f"without targets: {batch!r}")
+    if len(batch) == 3 and batch[2] is not None:
+        raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+    return batch[0], batch[1], tf.constant(class_weight_to_sample_weights(batch[1],
+                                                                          class_weight))
+
+
 class _IterableBatches:
-    def __init__(self, source, steps):
+    def __init__(self, source, steps, class_weight=None):
         self.source, self.steps = source, steps
+        self.class_weight = class_weight
         self.one_shot = iter(source) is source
         if self.one_shot and steps is None:
             self.steps = None
@@ -84,14 +130,24 @@ class _IterableBatches:
             except StopIteration:
                 return
             count += 1
-            yield tuple(batch) if isinstance(batch, list) else batch
+            batch = tuple(batch) if isinstance(batch, list) else batch
+            yield batch if self.class_weight is None else _weigh_batch(batch,
+                                                                       self.class_weight)
 
 
-def batches(x, y, sample_weight, batch_size, shuffle, steps):
-    """A source of batches with ``.steps`` (or None) and ``.epoch()``."""
+def batches(x, y, sample_weight, batch_size, shuffle, steps, class_weight=None):
+    """A source of batches with ``.steps`` (or None) and ``.epoch()``; ``class_weight``
+    becomes each sample's weight (as in Keras)."""
     if x is None:
         raise ValueError("Unrecognized data type: x=None")
     if _is_array(x) or isinstance(x, (float, int)):
+        if class_weight is not None:
+            if sample_weight is not None:
+                raise ValueError("You cannot `class_weight` and `sample_weight` at the "
+                                 "same time.")
+            if y is None:
+                raise ValueError("`class_weight` needs targets `y`.")
+            sample_weight = class_weight_to_sample_weights(y, class_weight)
         return _ArrayBatches(x, y, sample_weight, batch_size, shuffle, steps)
     if y is not None:
         raise ValueError("`y` argument is not supported when using a dataset or an iterable "
@@ -100,7 +156,9 @@ def batches(x, y, sample_weight, batch_size, shuffle, steps):
     if batch_size is not None and hasattr(x, "element_spec"):
         raise ValueError("The `batch_size` argument must not be specified for the given "
                          "input type: the dataset is already batched.")
-    return _IterableBatches(x, steps)
+    if class_weight is not None:
+        _clean_class_weight(class_weight)  # a bad dict fails before the first batch
+    return _IterableBatches(x, steps, class_weight)
 
 
 def split(x, y, sample_weight, fraction):

@@ -53,14 +53,34 @@ class _CompiledLoss:
 
 class _CompiledMetrics:
     """The compiled metrics, resolved on the first batch (``'accuracy'`` picks binary,
-    categorical or sparse categorical accuracy from the shapes, as Keras does)."""
+    categorical or sparse categorical accuracy from the shapes, as Keras does). As in
+    Keras 3, ``metrics`` ignore sample weights (and so ``class_weight``); the
+    ``weighted_metrics`` use them, a name already taken getting the prefix ``weighted_``."""
 
-    def __init__(self, metrics):
+    def __init__(self, metrics, weighted_metrics=None):
+        for arg, value in (("metrics", metrics), ("weighted_metrics", weighted_metrics)):
+            if value and not isinstance(value, (list, tuple, dict)):
+                raise ValueError(f"Expected `{arg}` argument to be a list, tuple, or dict. "
+                                 f"Received instead: {arg}={value} of type {type(value)}")
         self.spec = metrics or []
+        self.weighted_spec = weighted_metrics or []
         self.metrics = None
+        self._unweighted = 0
 
     def build(self, y_true, y_pred):
-        spec = self.spec if isinstance(self.spec, (list, tuple)) else [self.spec]
+        plain = self._build(self.spec, y_true, y_pred)
+        weighted = self._build(self.weighted_spec, y_true, y_pred)
+        taken = {m.name for m in plain}
+        for m in weighted:
+            if m.name in taken:
+                m.name = f"weighted_{m.name}"
+            taken.add(m.name)
+        self._unweighted = len(plain)
+        self.metrics = plain + weighted
+
+    @staticmethod
+    def _build(spec, y_true, y_pred):
+        spec = spec if isinstance(spec, (list, tuple)) else [spec]
         out = []
         for m in spec:
             if isinstance(m, str) and m.lower() in ("accuracy", "acc"):
@@ -77,13 +97,13 @@ class _CompiledMetrics:
                 if isinstance(m, str):
                     metric.name = m
                 out.append(metric)
-        self.metrics = out
+        return out
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         if self.metrics is None:
             self.build(y_true, y_pred)
-        for m in self.metrics:
-            m.update_state(y_true, y_pred, sample_weight)
+        for i, m in enumerate(self.metrics):
+            m.update_state(y_true, y_pred, sample_weight if i >= self._unweighted else None)
 
 
 class Trainer:
@@ -107,7 +127,7 @@ class Trainer:
             losses_module.get(loss)  # unknown names fail now, as in Keras
         self.loss = loss
         self.compiled_loss = _CompiledLoss(loss, loss_weights) if loss is not None else None
-        self.compiled_metrics = _CompiledMetrics(metrics)
+        self.compiled_metrics = _CompiledMetrics(metrics, weighted_metrics)
         self._loss_tracker = metrics_module.Mean(name="loss")
         self.run_eagerly = run_eagerly
         self.jit_compile = jit_compile is True
@@ -197,14 +217,12 @@ class Trainer:
             validation_steps=None, validation_batch_size=None, validation_freq=1):
         """Train for ``epochs`` epochs; returns a ``History``."""
         self._require_compiled("fit")
-        if class_weight is not None:
-            raise NotImplementedError("fit(class_weight=...) is not supported; pass "
-                                      "sample_weight instead.")
         verbose = 1 if verbose == "auto" else int(verbose)
         if validation_split and validation_data is None:
             (x, y, sample_weight), validation_data = data.split(x, y, sample_weight,
                                                                 validation_split)
-        train = data.batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        train = data.batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch,
+                             class_weight)
         history = callbacks_module.History()
         cbs = list(callbacks or [])
         if verbose:

@@ -1,0 +1,62 @@
+"""Same numbers as Keras 3, for the cases of tests/data/keras_reference_extra.npz (written
+by real Keras with the TensorFlow backend, see benchmarks/keras_reference_extra.py):
+channels-first and grouped image layers, ``fit`` with ``class_weight`` / ``sample_weight``.
+TensorFlow is never imported here."""
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from tapegrad import keras
+
+DATA = np.load(pathlib.Path(__file__).parent / "data" / "keras_reference_extra.npz",
+               allow_pickle=False)
+MANIFEST = json.loads(str(DATA["manifest"]))
+
+
+def _close(actual, expected, rtol=2e-6, atol=2e-6):
+    np.testing.assert_allclose(np.asarray(actual), expected, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("case", MANIFEST["layers"], ids=lambda c: c["name"])
+def test_layer_outputs_match_keras(case):
+    name = case["name"]
+    layer = getattr(keras.layers, case["class"])(**case["config"])
+    x = DATA[f"layer/{name}/input0"]
+    layer(x)
+    assert [w.name for w in layer.weights] == case["weight_names"]
+    layer.set_weights([DATA[f"layer/{name}/weight{i}"] for i in range(case["weights"])])
+    out = layer(x, **case["kwargs"])
+    _close(out, DATA[f"layer/{name}/output"], rtol=1e-5, atol=1e-5)
+    for i, w in enumerate(layer.weights):
+        _close(w, DATA[f"layer/{name}/after{i}"])
+    # the symbolic call (a functional model) gives the same shape
+    symbolic = layer(keras.Input(batch_shape=x.shape))
+    assert tuple(symbolic.shape) == tuple(out.shape)
+
+
+@pytest.mark.parametrize("case", MANIFEST["fits"], ids=lambda c: c["name"])
+def test_fit_with_weights_matches_keras(case):
+    p = f"fit/{case['name']}"
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(5, activation="tanh"),
+                              keras.layers.Dense(3, activation="softmax")])
+    model.set_weights([DATA[f"{p}/init{i}"] for i in range(4)])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss=case["loss"],
+                  metrics=["accuracy"], weighted_metrics=["accuracy"])
+    fit_kwargs = dict(case["fit"])
+    if "sample_weight" in fit_kwargs:
+        fit_kwargs["sample_weight"] = np.asarray(fit_kwargs["sample_weight"], "float32")
+    if "class_weight" in fit_kwargs:  # JSON made the keys strings; Keras's are ints
+        fit_kwargs["class_weight"] = {int(k): v for k, v in fit_kwargs["class_weight"].items()}
+    hist = model.fit(DATA[f"{p}/x"], DATA[f"{p}/y"], batch_size=4, epochs=2, shuffle=False,
+                     verbose=0, **fit_kwargs)
+    _close(hist.history["loss"], DATA[f"{p}/loss"], rtol=1e-5)
+    _close(hist.history["accuracy"], DATA[f"{p}/accuracy"], rtol=1e-5)
+    _close(hist.history["weighted_accuracy"], DATA[f"{p}/weighted_accuracy"], rtol=1e-5)
+    for i, w in enumerate(model.get_weights()):
+        _close(w, DATA[f"{p}/final{i}"], rtol=1e-5, atol=1e-6)
+    ekw = {k: np.asarray(v, "float32") for k, v in case["evaluate"].items()}
+    logs = model.evaluate(DATA[f"{p}/x"], DATA[f"{p}/y"], verbose=0, return_dict=True, **ekw)
+    assert sorted(logs) == ["accuracy", "loss", "weighted_accuracy"]
+    _close([logs[k] for k in sorted(logs)], DATA[f"{p}/evaluate"], rtol=1e-5)
