@@ -20,6 +20,26 @@ from tapegrad.errors import InvalidArgumentError
 
 PRIMITIVES = {}
 
+# How a primitive's output elements depend on its input elements (``Primitive.sparsity``).
+# Each kind is exact or over-counts; ``sparsity/`` has one dependency rule per kind.
+SPARSITY_KINDS = {
+    "elementwise": "each output element depends on the input elements at its position "
+                   "(after broadcasting)",
+    "copy": "each output element is one input element or a constant (getitem, reshape)",
+    "copy_along_axis": "a copy whose indices move elements only along its axis",
+    "scatter": "sums input elements into output elements: the transpose of the copy named "
+               "by ``transposes``",
+    "scatter_along_axis": "a scatter whose indices move elements only along its axis",
+    "reduction": "each output element depends on the elements it reduces (as reduce_sum)",
+    "linear": "a linear map with non-negative coefficients (cumsum, average pooling): the "
+              "primitive applied to 0/1 dependency rows gives the pattern",
+    "window": "each output element depends on its pooling window (as avg_pool)",
+    "window_pair": "depends on the pooling windows of both operands (max_pool's derivatives)",
+    "matmul": "the matrix product: an output element depends on a row and a column",
+    "multilinear": "the pattern of the product with every other operand dense (einsum, conv)",
+    "matrix": "an output matrix of a stack depends on the whole of its own input matrices",
+}
+
 
 class Primitive:
     """One operation and all of its rules, side by side.
@@ -53,22 +73,43 @@ class Primitive:
       write into its buffer (``trace/codegen.py``; ufuncs are fresh without saying so).
     - ``cacheable``: a tape holding it may be compiled by the derivative cache (False for
       control flow, whose sub-programs the cache's structure key cannot see).
+    - ``elementwise``: output element ``i`` is computed from the input elements at ``i``
+      alone (after broadcasting). The IR's simplification moves such operations inside a
+      broadcast (``ir/algebraic.py``).
+    - ``sparsity``: how output elements depend on input elements, one of the kinds of
+      ``SPARSITY_KINDS`` (``sparsity/`` propagates each kind); None: every output element
+      may depend on every input element (exact for none, safe for all). Elementwise
+      primitives are ``"elementwise"``.
+    - ``transposes``: for a ``"scatter"`` (a sum of input elements into the output), the
+      name of the copy primitive it is the transpose of (``index_add``: ``getitem``).
+    - ``identities``: its algebraic identities, ``rule(e, ctx, out, *inputs)`` returning
+      ``(new_equations, value)`` that replace equation ``e``, or None
+      (``primitives/identities.py``; the IR pass ``ir/algebraic.py`` applies them).
+    - ``blas_work(ins, outs, params)``: multiply-adds of one call, for primitives that call
+      BLAS (the thread pool's size follows it).
     """
 
     __slots__ = ("name", "impl", "abstract", "vjp", "jvp", "batch", "emit", "nondiff",
-                 "nin", "doc", "stateful", "validate", "blas_work", "fresh", "cacheable")
+                 "nin", "doc", "stateful", "validate", "blas_work", "fresh", "cacheable",
+                 "elementwise", "sparsity", "transposes", "identities")
 
     def __init__(self, name, impl, *, nin, abstract=None, vjp=None, jvp=None, batch=None,
                  emit=None, nondiff=False, doc="", stateful=False, validate=None, fresh=False,
-                 cacheable=True):
+                 cacheable=True, elementwise=False, sparsity=None, transposes=None,
+                 identities=None, blas_work=None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is already registered")
+        if sparsity is not None and sparsity not in SPARSITY_KINDS:
+            raise ValueError(f"primitive {name!r}: unknown sparsity kind {sparsity!r}")
         self.name, self.impl, self.nin = name, impl, nin
         self.abstract, self.vjp, self.jvp = abstract, vjp, jvp
         self.batch, self.emit, self.nondiff, self.doc = batch, emit, nondiff, doc
         self.stateful, self.validate = stateful, validate
         self.fresh, self.cacheable = fresh, cacheable
-        self.blas_work = None  # multiply-adds of one call, for primitives that call BLAS
+        self.elementwise = elementwise
+        self.sparsity = "elementwise" if elementwise and sparsity is None else sparsity
+        self.transposes, self.identities = transposes, identities
+        self.blas_work = blas_work
         PRIMITIVES[name] = self
 
     def __repr__(self):

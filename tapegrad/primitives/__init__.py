@@ -2,7 +2,7 @@
 and ``while_loop`` (``control_flow.py``, a layer above: their rules run tapes and traces)."""
 from tapegrad.primitives import elementwise, reductions, shape, linalg  # noqa: F401
 from tapegrad.primitives import random, sorting  # noqa: F401
-from tapegrad.primitives import conv, pooling  # noqa: F401
+from tapegrad.primitives import conv, pooling, variables  # noqa: F401
 from tapegrad.core.dispatch import PRIMITIVES  # noqa: F401
 from tapegrad.primitives import complex as _complex  # noqa: E402
 

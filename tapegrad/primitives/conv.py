@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tapegrad.core.dispatch import Primitive
+from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.primitives import api
 from tapegrad.primitives.params import check_int, fail
 from tapegrad.primitives.registry import xp
@@ -385,8 +385,10 @@ _FREE_AXIS = {
 }
 
 
-def _batch_rule(prim):
+def _batch_rule(name):
+    """The batching rule of convolution primitive ``name`` (the block's own, made with it)."""
     def rule(args, batched, *, groups, **params):
+        prim = PRIMITIVES[name]
         if all(batched):
             # both carry B: B independent problems side by side as B * groups groups
             b = args[0].shape[0]
@@ -418,7 +420,11 @@ conv_p = Primitive(
             x, g, kernel_spatial=tuple(w.shape[:-2]), **p)),
     jvp=(lambda x_dot, ans, x, w, **p: conv_p.bind_raw(x_dot, w, **p),
          lambda w_dot, ans, x, w, **p: conv_p.bind_raw(x, w_dot, **p)),
-    emit="_conv({0}, {1}, " + _EMIT,
+    batch=_batch_rule("conv"), validate=_validate("conv"),
+    emit="_conv({0}, {1}, " + _EMIT, sparsity="multilinear",
+    # multiply-adds of one call, for the BLAS-thread cost model (util/blas.py): output
+    # elements times filter taps times input channels, whichever operand is the output here
+    blas_work=lambda ins, outs, p: outs[0].size * ins[1].size // max(1, ins[1].shape[-1]),
     doc="N-d convolution (cross-correlation), channels last, HWIO filter")
 
 conv_input_grad_p = Primitive(
@@ -428,7 +434,10 @@ conv_input_grad_p = Primitive(
             g, y, kernel_spatial=tuple(w.shape[:-2]), **_p(p, ("input_spatial",)))),
     jvp=(lambda y_dot, ans, y, w, **p: conv_input_grad_p.bind_raw(y_dot, w, **p),
          lambda w_dot, ans, y, w, **p: conv_input_grad_p.bind_raw(y, w_dot, **p)),
+    batch=_batch_rule("conv_input_grad"), validate=_validate("conv_input_grad", "input_spatial"),
     emit="_conv_input_grad({0}, {1}, input_spatial={input_spatial}, " + _EMIT,
+    sparsity="multilinear",
+    blas_work=lambda ins, outs, p: ins[0].size * ins[1].size // max(1, ins[1].shape[-1]),
     doc="the transposed convolution: the convolution's cotangent of its input")
 
 conv_filter_grad_p = Primitive(
@@ -438,21 +447,12 @@ conv_filter_grad_p = Primitive(
          lambda g, ans, x, y, **p: conv_p.bind_raw(x, g, **_p(p, ("kernel_spatial",)))),
     jvp=(lambda x_dot, ans, x, y, **p: conv_filter_grad_p.bind_raw(x_dot, y, **p),
          lambda y_dot, ans, x, y, **p: conv_filter_grad_p.bind_raw(x, y_dot, **p)),
+    batch=_batch_rule("conv_filter_grad"),
+    validate=_validate("conv_filter_grad", "kernel_spatial"),
     emit="_conv_filter_grad({0}, {1}, kernel_spatial={kernel_spatial}, " + _EMIT,
+    sparsity="multilinear",
+    blas_work=lambda ins, outs, p: ins[1].size * outs[0].size // max(1, outs[0].shape[-1]),
     doc="the convolution's cotangent of its filter")
-
-for _prim, _extra in ((conv_p, None), (conv_input_grad_p, "input_spatial"),
-                      (conv_filter_grad_p, "kernel_spatial")):
-    _prim.batch = _batch_rule(_prim)
-    _prim.validate = _validate(_prim.name, _extra)
-
-# multiply-adds of one call, for the BLAS-thread cost model (util/blas.py): output elements
-# times filter taps times input channels, whichever operand is the output here
-conv_p.blas_work = lambda ins, outs, p: outs[0].size * ins[1].size // max(1, ins[1].shape[-1])
-conv_input_grad_p.blas_work = lambda ins, outs, p: ins[0].size * ins[1].size // max(
-    1, ins[1].shape[-1])
-conv_filter_grad_p.blas_work = lambda ins, outs, p: ins[1].size * outs[0].size // max(
-    1, outs[0].shape[-1])
 
 # The code generator imports these by name for the ``emit`` strings above.
 EMIT_HELPERS = {"_conv": _conv, "_conv_input_grad": _conv_input_grad,

@@ -14,6 +14,7 @@ from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer
 from tapegrad.primitives.registry import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
 from tapegrad.errors import InvalidArgumentError
+from tapegrad.primitives import identities
 from tapegrad.primitives.params import check_int
 from tapegrad.primitives.registry import (broadcast_shapes, elementwise, elementwise_batch,
                                           no_bool, ufunc_dtype)
@@ -136,22 +137,25 @@ def _mask(cond, like):
 # times faster on the NumPy scalars that scalar code (the seed's x ** 3) produces.
 # fmt: off
 # ---- linear ----------------------------------------------------------------------------
-neg_p   = unary("neg", operator.neg, lambda g, ans, x: -g, emit="-{0}")
+neg_p   = unary("neg", operator.neg, lambda g, ans, x: -g, emit="-{0}",
+                identities=identities.neg)
 add_p   = binary("add", operator.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g,
-                 emit="{0} + {1}")
+                 emit="{0} + {1}", identities=identities.add)
 sub_p   = binary("sub", operator.sub, lambda g, ans, x, y: g, lambda g, ans, x, y: -g,
-                 emit="{0} - {1}")
+                 emit="{0} - {1}", identities=identities.sub)
 
 # ---- products and quotients -----------------------------------------------------------
 mul_p   = binary("mul", operator.mul, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x,
-                 emit="{0} * {1}")
+                 emit="{0} * {1}", identities=identities.mul)
 div_p   = binary("div", operator.truediv,
                  lambda g, ans, x, y: g / y,
-                 lambda g, ans, x, y: -g * ans / y, emit="{0} / {1}")
+                 lambda g, ans, x, y: -g * ans / y, emit="{0} / {1}",
+                 identities=identities.div)
 pow_p   = binary("pow", xp.power,
                  lambda g, ans, x, y: g * y * pow(_pow_base(x, y), y - 1),
                  # d/dy x**y = x**y log x, defined as 0 where x <= 0 (TensorFlow does too)
-                 lambda g, ans, x, y: g * ans * where(x > 0, log(where(x > 0, x, 1)), 0))
+                 lambda g, ans, x, y: g * ans * where(x > 0, log(where(x > 0, x, 1)), 0),
+                 identities=identities.pow)
 # x ** n for a Python integer n (the seed's x ** 3): its rules need no guard for x == 0 or
 # log(x), so they are exact at every order and cheaper than pow's. n is a param.
 def _integer_pow_validate(x, *, y):
@@ -165,8 +169,9 @@ integer_pow_p = Primitive(
     vjp=(lambda g, ans, x, *, y: _integer_pow_vjp(g, x, y),),
     jvp=(lambda t, ans, x, *, y: _integer_pow_vjp(t, x, y),),
     # bools: x * x stays bool, x ** 2 does not; the generated code writes the latter
-    abstract=elementwise(no_bool(_same, "integer_pow")), validate=_integer_pow_validate)
-integer_pow_p.batch = lambda args, batched, *, y: integer_pow_p.bind_raw(args[0], y=y)
+    abstract=elementwise(no_bool(_same, "integer_pow")), validate=_integer_pow_validate,
+    batch=lambda args, batched, *, y: integer_pow_p.bind_raw(args[0], y=y),
+    elementwise=True, identities=identities.integer_pow)
 atan2_p = binary("atan2", xp.arctan2,
                  lambda g, ans, y, x: g * x / (x * x + y * y),
                  lambda g, ans, y, x: -g * y / (x * x + y * y))
@@ -225,10 +230,10 @@ where_p = Primitive(
          lambda g, ans, c, x, y: where(c, zeros_like(g), g)),
     jvp=(None,
          lambda t, ans, c, x, y: where(c, t, zeros_like(t)),
-         lambda t, ans, c, x, y: where(c, zeros_like(t), t)))
-where_p.abstract = lambda c, x, y: (broadcast_shapes(c.shape, x.shape, y.shape),
-                                    np.result_type(x.dtype, y.dtype))
-where_p.batch = elementwise_batch(where_p)
+         lambda t, ans, c, x, y: where(c, zeros_like(t), t)),
+    abstract=lambda c, x, y: (broadcast_shapes(c.shape, x.shape, y.shape),
+                              np.result_type(x.dtype, y.dtype)),
+    batch=elementwise_batch("where"), elementwise=True, identities=identities.where)
 
 # ---- no gradient --------------------------------------------------------------------------
 sign_p     = nondiff("sign", xp.sign, 1, emit="np.sign({0})", batch="elementwise")
@@ -248,9 +253,9 @@ greater_p       = nondiff("greater", xp.greater, 2, emit="np.greater({0}, {1})",
 greater_equal_p = nondiff("greater_equal", xp.greater_equal, 2,
                           emit="np.greater_equal({0}, {1})", **_cmp)
 logical_and_p   = nondiff("logical_and", xp.logical_and, 2, emit="np.logical_and({0}, {1})",
-                          **_cmp)
+                          identities=identities.logical_and, **_cmp)
 logical_or_p    = nondiff("logical_or", xp.logical_or, 2, emit="np.logical_or({0}, {1})",
-                          **_cmp)
+                          identities=identities.logical_or, **_cmp)
 logical_xor_p   = nondiff("logical_xor", xp.logical_xor, 2, emit="np.logical_xor({0}, {1})",
                           **_cmp)
 logical_not_p   = nondiff("logical_not", xp.logical_not, 1, emit="np.logical_not({0})", **_cmp)

@@ -15,7 +15,8 @@ import numpy as np
 
 from tapegrad.primitives.api import (band_part, inv, matmul, matrix_transpose, reshape, solve,
     trace, triangular_solve)
-from tapegrad.core.dispatch import Primitive
+from tapegrad.core.dispatch import PRIMITIVES, Primitive
+from tapegrad.primitives import identities
 from tapegrad.primitives.shape import reshape_p
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.params import check_bool, fail
@@ -57,9 +58,10 @@ def _lift(args, batched, core):
     return out
 
 
-def _unary_batch(prim):
-    """A primitive on the last two axes already maps over any leading axes."""
-    return lambda args, batched, **params: prim.bind_raw(args[0], **params)
+def _unary_batch(name):
+    """A primitive on the last two axes already maps over any leading axes (``name``: the
+    block's own primitive, made with this rule)."""
+    return lambda args, batched, **params: PRIMITIVES[name].bind_raw(args[0], **params)
 
 
 def _lapack_dtype(name, *dtypes):
@@ -91,10 +93,10 @@ def _solve_abstract(name):
     return rule
 
 
-def _matrix_batch(prim):
+def _matrix_batch(name):
     """Batching rule of a two-matrix primitive whose batch axes broadcast (solve...)."""
     def rule(args, batched, **params):
-        return prim.bind_raw(*_lift(args, batched, (2, 2)), **params)
+        return PRIMITIVES[name].bind_raw(*_lift(args, batched, (2, 2)), **params)
     return rule
 
 
@@ -141,14 +143,6 @@ def outer_product(a, b):
     return a.shape[1] == 1 and a.dtype == b.dtype
 
 
-matmul_p = Primitive(
-    "matmul", _matmul, nin=2, fresh=True, abstract=_matmul_abstract,
-    vjp=(lambda g, ans, a, b: matmul(g, _mT(b)), _matmul_vjp_b),
-    jvp=(lambda a_dot, ans, a, b: matmul(a_dot, b),
-         lambda b_dot, ans, a, b: matmul(a, b_dot)),
-    emit="{0} @ {1}")
-
-
 def _matmul_batch(args, batched):
     a, b = args
     ba, bb = batched
@@ -167,10 +161,15 @@ def _matmul_batch(args, batched):
     return matmul_p.bind_raw(*_lift(args, batched, (2, 2)))
 
 
-matmul_p.batch = _matmul_batch
-# multiply-adds of one call: the BLAS-thread cost model (util/blas.py) reads it
-matmul_p.blas_work = lambda ins, outs, params: outs[0].size * (ins[0].shape[-1] if ins[0].shape
-                                                               else 1)
+matmul_p = Primitive(
+    "matmul", _matmul, nin=2, fresh=True, abstract=_matmul_abstract,
+    vjp=(lambda g, ans, a, b: matmul(g, _mT(b)), _matmul_vjp_b),
+    jvp=(lambda a_dot, ans, a, b: matmul(a_dot, b),
+         lambda b_dot, ans, a, b: matmul(a, b_dot)),
+    batch=_matmul_batch, emit="{0} @ {1}", sparsity="matmul", identities=identities.matmul,
+    # multiply-adds of one call: the BLAS-thread cost model (util/blas.py) reads it
+    blas_work=lambda ins, outs, params: outs[0].size * (ins[0].shape[-1] if ins[0].shape
+                                                        else 1))
 
 
 # ---- einsum: variadic; subscripts are explicit, e.g. 'ij,jk->ik' ------------------------
@@ -282,12 +281,6 @@ def _einsum_batch(args, batched, *, subscripts):
     return einsum_p.bind_raw(*args, subscripts=",".join(ins) + "->" + z + out)
 
 
-einsum_p = Primitive("einsum", _einsum, nin=None, abstract=_einsum_abstract, vjp=_einsum_vjp,
-                     validate=_einsum_validate,
-                     jvp=_einsum_jvp, batch=_einsum_batch,
-                     emit="_einsum({args}, subscripts='{subscripts}')")
-
-
 def _einsum_work(ins, outs, params):
     """Multiply-adds of one einsum: the product of every index's size."""
     subs = params["subscripts"].replace(" ", "")
@@ -302,7 +295,11 @@ def _einsum_work(ins, outs, params):
     return work
 
 
-einsum_p.blas_work = _einsum_work
+einsum_p = Primitive("einsum", _einsum, nin=None, abstract=_einsum_abstract, vjp=_einsum_vjp,
+                     validate=_einsum_validate,
+                     jvp=_einsum_jvp, batch=_einsum_batch,
+                     emit="_einsum({args}, subscripts='{subscripts}')",
+                     sparsity="multilinear", blas_work=_einsum_work)
 
 
 # ---- inverse and determinants --------------------------------------------------------------
@@ -310,16 +307,14 @@ inv_p = Primitive(
     "inv", xp.linalg.inv, nin=1, abstract=_square_abstract("inv", True),
     vjp=(lambda g, ans, a: -matmul(_mT(ans), matmul(g, _mT(ans))),),
     jvp=(lambda a_dot, ans, a: -matmul(ans, matmul(a_dot, ans)),),
-    emit="np.linalg.inv({0})")
-inv_p.batch = _unary_batch(inv_p)
+    batch=_unary_batch("inv"), emit="np.linalg.inv({0})", sparsity="matrix")
 
 # d det(A) = det(A) tr(A^-1 dA); the VJP needs A invertible, as in TensorFlow
 det_p = Primitive(
     "det", xp.linalg.det, nin=1, abstract=_square_abstract("det", False),
     vjp=(lambda g, ans, a: _expand2(g * ans) * _mT(inv(a)),),
     jvp=(lambda a_dot, ans, a: ans * _tr(solve(a, a_dot)),),
-    emit="np.linalg.det({0})")
-det_p.batch = _unary_batch(det_p)
+    batch=_unary_batch("det"), emit="np.linalg.det({0})", sparsity="matrix")
 
 
 def _logabsdet(a):
@@ -334,13 +329,12 @@ logabsdet_p = Primitive(
     "logabsdet", _logabsdet, nin=1, abstract=_square_abstract("logabsdet", False, real=True),
     vjp=(lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
     jvp=(lambda a_dot, ans, a: _tr(solve(a, a_dot)),),
-    emit="np.linalg.slogdet({0})[1]")
-logabsdet_p.batch = _unary_batch(logabsdet_p)
+    batch=_unary_batch("logabsdet"), emit="np.linalg.slogdet({0})[1]")
 
 # the sign of the determinant is piecewise constant: no gradient
 detsign_p = Primitive("detsign", _detsign, nin=1, abstract=_square_abstract("detsign", False),
-                      nondiff=True, emit="np.linalg.slogdet({0})[0]")
-detsign_p.batch = _unary_batch(detsign_p)
+                      nondiff=True, batch=_unary_batch("detsign"),
+                      emit="np.linalg.slogdet({0})[0]")
 
 
 # ---- solve ---------------------------------------------------------------------------------
@@ -362,8 +356,7 @@ solve_p = Primitive(
          _solve_vjp_b),
     jvp=(lambda a_dot, ans, a, b: -solve(a, matmul(a_dot, ans)),
          lambda b_dot, ans, a, b: solve(a, b_dot)),
-    emit="_solve({0}, {1})")
-solve_p.batch = _matrix_batch(solve_p)
+    batch=_matrix_batch("solve"), emit="_solve({0}, {1})", sparsity="matrix")
 
 
 # ---- Cholesky factor -------------------------------------------------------------------------
@@ -392,8 +385,8 @@ def _cholesky_jvp(a_dot, L, a):
 cholesky_p = Primitive("cholesky", xp.linalg.cholesky, nin=1,
                        abstract=_square_abstract("cholesky", True),
                        vjp=(_cholesky_vjp,), jvp=(_cholesky_jvp,),
-                       emit="np.linalg.cholesky({0})")
-cholesky_p.batch = _unary_batch(cholesky_p)
+                       batch=_unary_batch("cholesky"), emit="np.linalg.cholesky({0})",
+                       sparsity="matrix")
 
 
 # ---- triangular solve --------------------------------------------------------------------------
@@ -438,8 +431,8 @@ triangular_solve_p = Primitive(
     jvp=(_trsolve_jvp_a,
          lambda b_dot, ans, a, b, *, lower, adjoint:
          triangular_solve(a, b_dot, lower=lower, adjoint=adjoint)),
-    emit="_triangular_solve({0}, {1}, {lower}, {adjoint})")
-triangular_solve_p.batch = _matrix_batch(triangular_solve_p)
+    batch=_matrix_batch("triangular_solve"),
+    emit="_triangular_solve({0}, {1}, {lower}, {adjoint})", sparsity="matrix")
 
 
 # The code generator imports these by name for the ``emit`` strings above.

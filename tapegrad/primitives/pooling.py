@@ -17,7 +17,7 @@ operation over the whole output per offset.
 """
 import numpy as np
 
-from tapegrad.core.dispatch import Primitive
+from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.primitives.conv import (_offsets, _window_slices, check_geometry, check_ints,
                                       check_padding, fold, unfold)
 from tapegrad.primitives import api
@@ -222,8 +222,10 @@ def _dtype(name, x, kinds):
 
 
 # ---- batching: windows never mix examples, so a batch axis joins N --------------------------
-def _pool_batch(prim):
+def _pool_batch(name):
+    """The batching rule of pooling primitive ``name`` (the block's own, made with it)."""
     def rule(args, batched, **params):
+        prim = PRIMITIVES[name]
         b = next(a.shape[0] for a, f in zip(args, batched) if f)
         ops = []
         for a, f in zip(args, batched):
@@ -242,6 +244,7 @@ avg_pool_p = Primitive(
     vjp=(lambda g, ans, x, **p: avg_pool_grad_p.bind_raw(
         g, input_spatial=tuple(x.shape[1:-1]), **p),),
     jvp=(lambda x_dot, ans, x, **p: avg_pool_p.bind_raw(x_dot, **p),),
+    batch=_pool_batch("avg_pool"), validate=_validate("avg_pool"), sparsity="linear",
     emit="_avg_pool({0}, " + _EMIT, doc="average pooling over the real elements of windows")
 
 avg_pool_grad_p = Primitive(
@@ -249,12 +252,15 @@ avg_pool_grad_p = Primitive(
     vjp=(lambda g, ans, y, *, input_spatial, **p: avg_pool_p.bind_raw(g, **p),),
     jvp=(lambda y_dot, ans, y, **p: avg_pool_grad_p.bind_raw(y_dot, **p),),
     emit="_avg_pool_grad({0}, input_spatial={input_spatial}, " + _EMIT,
+    batch=_pool_batch("avg_pool_grad"), validate=_validate("avg_pool_grad"),
+    sparsity="linear",
     doc="the transpose of average pooling")
 
 max_pool_p = Primitive(
     "max_pool", _max_pool, nin=1, abstract=_pool_abstract("max_pool"),
     vjp=(lambda g, ans, x, **p: max_pool_scatter_p.bind_raw(x, g, **p),),
     jvp=(lambda x_dot, ans, x, **p: max_pool_gather_p.bind_raw(x, x_dot, **p),),
+    batch=_pool_batch("max_pool"), validate=_validate("max_pool"), sparsity="window",
     emit="_max_pool({0}, " + _EMIT, doc="max pooling")
 
 max_pool_gather_p = Primitive(
@@ -262,6 +268,8 @@ max_pool_gather_p = Primitive(
     vjp=(None, lambda g, ans, x, t, **p: max_pool_scatter_p.bind_raw(x, g, **p)),
     jvp=(None, lambda t_dot, ans, x, t, **p: max_pool_gather_p.bind_raw(x, t_dot, **p)),
     emit="_max_pool_gather({0}, {1}, " + _EMIT,
+    batch=_pool_batch("max_pool_gather"), validate=_validate("max_pool_gather"),
+    sparsity="window_pair",
     doc="t at the element where x has each window's maximum (the JVP of max pooling)")
 
 max_pool_scatter_p = Primitive(
@@ -270,11 +278,9 @@ max_pool_scatter_p = Primitive(
     vjp=(None, lambda g, ans, x, t, **p: max_pool_gather_p.bind_raw(x, g, **p)),
     jvp=(None, lambda t_dot, ans, x, t, **p: max_pool_scatter_p.bind_raw(x, t_dot, **p)),
     emit="_max_pool_scatter({0}, {1}, " + _EMIT,
+    batch=_pool_batch("max_pool_scatter"), validate=_validate("max_pool_scatter"),
+    sparsity="window_pair",
     doc="g added at the element where x has each window's maximum (the VJP of max pooling)")
-
-for _prim in (avg_pool_p, avg_pool_grad_p, max_pool_p, max_pool_gather_p, max_pool_scatter_p):
-    _prim.batch = _pool_batch(_prim)
-    _prim.validate = _validate(_prim.name)
 
 # The code generator imports these by name for the ``emit`` strings above.
 EMIT_HELPERS = {"_avg_pool": _avg_pool, "_avg_pool_grad": _avg_pool_grad,

@@ -71,18 +71,20 @@ def _uniform_validate(*, shape, dtype, minval, maxval, seed):
                                              f"{d.name} values")
 
 
+def _never_batched(args, batched, **params):
+    """No inputs, so never batched; the rule exists for the registry's completeness."""
+    return None
+
+
 random_normal_p = Primitive(
     "random_normal", lambda *, shape, dtype, mean, stddev, seed:
     _random_normal(shape, dtype, mean, stddev, seed), nin=0, nondiff=True, stateful=True,
-    abstract=_abstract, validate=_normal_validate,
+    abstract=_abstract, validate=_normal_validate, batch=_never_batched,
     emit="_random_normal({shape}, '{dtype}', {mean}, {stddev}, {seed})")
 random_uniform_p = Primitive(
     "random_uniform", lambda *, shape, dtype, minval, maxval, seed:
     _random_uniform(shape, dtype, minval, maxval, seed), nin=0, nondiff=True, stateful=True,
-    abstract=_abstract, validate=_uniform_validate,
+    abstract=_abstract, validate=_uniform_validate, batch=_never_batched,
     emit="_random_uniform({shape}, '{dtype}', {minval}, {maxval}, {seed})")
-# no inputs, so never batched; the rule exists for the registry's completeness
-random_normal_p.batch = lambda args, batched, **params: None
-random_uniform_p.batch = lambda args, batched, **params: None
 
 EMIT_HELPERS = {"_random_normal": _random_normal, "_random_uniform": _random_uniform}

@@ -7,7 +7,8 @@ import numpy as np
 
 from tapegrad.primitives.api import (broadcast_to, cast, cumsum, equal, pad, reduce_sum, reshape,
     transpose, zeros_like)
-from tapegrad.core.dispatch import Primitive
+from tapegrad.core.dispatch import PRIMITIVES, Primitive
+from tapegrad.primitives import identities
 from tapegrad.core.state import STATE
 from tapegrad.primitives.params import check_axes, check_axis, check_bool, check_dtype, fail
 from tapegrad.primitives.registry import nondiff, xp
@@ -36,10 +37,10 @@ def _shift(axis, by=1):
     return tuple(a + by for a in axis)
 
 
-def _reduction_batch(prim):
+def _reduction_batch(name):
     def rule(args, batched, *, axis, keepdims, **params):
         (x,) = args
-        return prim.bind_raw(x, axis=_shift(axis), keepdims=keepdims, **params)
+        return PRIMITIVES[name].bind_raw(x, axis=_shift(axis), keepdims=keepdims, **params)
     return rule
 
 
@@ -53,12 +54,11 @@ def _reduction_validate(name, identity):
     return rule
 
 
-def _reduction(name, impl, vjp, jvp, emit, identity=True):
-    p = Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp,), emit=emit, fresh=True)
-    p.abstract = _reduction_abstract
-    p.validate = _reduction_validate(name, identity)
-    p.batch = _reduction_batch(p)
-    return p
+def _reduction(name, impl, vjp, jvp, emit, identity=True, identities=None):
+    """A reduction over ``axis`` (``identity``: whether it has one, so empty axes reduce)."""
+    return Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp,), emit=emit, fresh=True,
+                     abstract=_reduction_abstract, validate=_reduction_validate(name, identity),
+                     batch=_reduction_batch(name), sparsity="reduction", identities=identities)
 
 
 def _argmax_mask(x, ans, axis, keepdims):
@@ -154,7 +154,8 @@ reduce_sum_p = _reduction(
     "reduce_sum", _sum,
     vjp=lambda g, ans, x, *, axis, keepdims: _expand(g, x, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims: reduce_sum(t, axis=axis, keepdims=keepdims),
-    emit="np.add.reduce({0}, axis={axis}, keepdims={keepdims}, dtype={0}.dtype)")
+    emit="np.add.reduce({0}, axis={axis}, keepdims={keepdims}, dtype={0}.dtype)",
+    identities=identities.reduce_sum)
 
 reduce_max_p = _reduction(
     "reduce_max", lambda x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),
@@ -195,14 +196,6 @@ def _cumsum(x, axis, exclusive, reverse):
     return out
 
 
-cumsum_p = Primitive(
-    "cumsum", _cumsum, nin=1, fresh=True,
-    # the transpose of a running sum is the running sum taken the other way
-    vjp=(lambda g, ans, x, *, axis, exclusive, reverse:
-         cumsum(g, axis=axis, exclusive=exclusive, reverse=not reverse),),
-    jvp=(lambda t, ans, x, *, axis, exclusive, reverse:
-         cumsum(t, axis=axis, exclusive=exclusive, reverse=reverse),),
-    emit="_cumsum({0}, {axis}, {exclusive}, {reverse})")
 def _cumsum_abstract(x, *, axis, exclusive, reverse):
     if x.dtype.kind == "b":  # the exclusive sum subtracts, which bools do not
         raise TypeError("cumsum: bool inputs are not supported")
@@ -215,14 +208,21 @@ def _cumsum_validate(x, *, axis, exclusive, reverse):
     check_bool("cumsum", "reverse", reverse)
 
 
-cumsum_p.abstract = _cumsum_abstract
-cumsum_p.validate = _cumsum_validate
-cumsum_p.batch = lambda args, batched, *, axis, **p: cumsum_p.bind_raw(
-    args[0], axis=axis + 1, **p)
+cumsum_p = Primitive(
+    "cumsum", _cumsum, nin=1, fresh=True,
+    abstract=_cumsum_abstract, validate=_cumsum_validate,
+    # the transpose of a running sum is the running sum taken the other way
+    vjp=(lambda g, ans, x, *, axis, exclusive, reverse:
+         cumsum(g, axis=axis, exclusive=exclusive, reverse=not reverse),),
+    jvp=(lambda t, ans, x, *, axis, exclusive, reverse:
+         cumsum(t, axis=axis, exclusive=exclusive, reverse=reverse),),
+    batch=lambda args, batched, *, axis, **p: cumsum_p.bind_raw(args[0], axis=axis + 1, **p),
+    emit="_cumsum({0}, {axis}, {exclusive}, {reverse})", sparsity="linear")
 
 
-def _arg_batch(prim):
-    return lambda args, batched, *, axis, **p: prim.bind_raw(args[0], axis=axis + 1, **p)
+def _arg_batch(name):
+    return lambda args, batched, *, axis, **p: PRIMITIVES[name].bind_raw(
+        args[0], axis=axis + 1, **p)
 
 
 def _arg_abstract(x, *, axis, output_type):
@@ -240,9 +240,9 @@ def _arg_validate(name):
 
 argmax_p = nondiff("argmax", lambda x, axis, output_type: xp.argmax(x, axis=axis).astype(
     output_type), 1, emit="np.argmax({0}, axis={axis}).astype('{output_type}')",
-    abstract=_arg_abstract, validate=_arg_validate("argmax"), fresh=True)
+    abstract=_arg_abstract, validate=_arg_validate("argmax"), batch=_arg_batch("argmax"),
+    fresh=True)
 argmin_p = nondiff("argmin", lambda x, axis, output_type: xp.argmin(x, axis=axis).astype(
     output_type), 1, emit="np.argmin({0}, axis={axis}).astype('{output_type}')",
-    abstract=_arg_abstract, validate=_arg_validate("argmin"), fresh=True)
-argmax_p.batch = _arg_batch(argmax_p)
-argmin_p.batch = _arg_batch(argmin_p)
+    abstract=_arg_abstract, validate=_arg_validate("argmin"), batch=_arg_batch("argmin"),
+    fresh=True)

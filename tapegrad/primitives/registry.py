@@ -12,7 +12,7 @@ order.
 import numpy as np
 
 from tapegrad.primitives.api import reduce_sum, reshape
-from tapegrad.core.dispatch import Primitive
+from tapegrad.core.dispatch import PRIMITIVES, Primitive
 
 xp = np  # the array namespace: every implementation goes through it (GPU arrays later)
 
@@ -31,9 +31,6 @@ def elementwise_abstract(*avals, **params):
     return shape, np.result_type(*[a.dtype for a in avals])
 
 
-elementwise_abstract.elementwise = True  # sparsity propagates elementwise rules exactly
-
-
 def ufunc_dtype(ufunc):
     """The output dtype of ``ufunc`` on arrays of the given dtypes, by NumPy's own type
     resolution (no data is made). Raises ``TypeError`` where the ufunc has no loop."""
@@ -48,7 +45,6 @@ def elementwise(dtype_rule):
     def abstract(*avals, **params):
         shape = broadcast_shapes(*[a.shape for a in avals])
         return shape, np.dtype(dtype_rule(*[a.dtype for a in avals]))
-    abstract.elementwise = True
     return abstract
 
 
@@ -77,7 +73,8 @@ _OPERATOR_UFUNCS = {"neg": np.negative, "add": np.add, "sub": np.subtract, "mul"
 
 
 def elementwise_batch(prim):
-    """Batching rule of an elementwise primitive: align ranks, then apply once."""
+    """Batching rule of an elementwise primitive: align ranks, then apply once. ``prim`` is
+    the primitive, or its name (a block names itself: the primitive is made with its rules)."""
     def rule(args, batched, **params):
         rank = max((a.ndim - 1 if b else a.ndim) for a, b in zip(args, batched))
         aligned = []
@@ -86,7 +83,7 @@ def elementwise_batch(prim):
             if b and r < rank:
                 a = reshape(a, (a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
             aligned.append(a)
-        return prim.bind_raw(*aligned, **params)
+        return (PRIMITIVES[prim] if type(prim) is str else prim).bind_raw(*aligned, **params)
     return rule
 
 
@@ -97,39 +94,40 @@ def _ufunc_rule(name, impl, dtype):
     return elementwise(ufunc_dtype(ufunc))
 
 
-def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False):
+def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False, identities=None):
     """An elementwise primitive of one input; ``vjp(g, ans, x)`` also serves as its JVP.
 
     The output dtype is the ufunc's (``impl``, or the ufunc of an operator), else
     ``dtype(*input_dtypes)``.
     """
-    p = Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp or vjp,),
-                  emit=emit or f"np.{impl.__name__}({{0}})", fresh=fresh)
-    p.abstract = _ufunc_rule(name, impl, dtype)
-    p.batch = elementwise_batch(p)
-    return p
+    return Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp or vjp,),
+                     emit=emit or f"np.{impl.__name__}({{0}})", fresh=fresh,
+                     abstract=_ufunc_rule(name, impl, dtype), batch=elementwise_batch(name),
+                     elementwise=True, identities=identities)
 
 
-def binary(name, impl, vjp_x, vjp_y, *, emit=None, dtype=None):
+def binary(name, impl, vjp_x, vjp_y, *, emit=None, dtype=None, identities=None):
     """An elementwise primitive of two inputs; each VJP rule also serves as its JVP."""
-    p = Primitive(name, impl, nin=2, vjp=(vjp_x, vjp_y), jvp=(vjp_x, vjp_y),
-                  emit=emit or f"np.{impl.__name__}({{0}}, {{1}})")
-    p.abstract = _ufunc_rule(name, impl, dtype)
-    p.batch = elementwise_batch(p)
-    return p
+    return Primitive(name, impl, nin=2, vjp=(vjp_x, vjp_y), jvp=(vjp_x, vjp_y),
+                     emit=emit or f"np.{impl.__name__}({{0}}, {{1}})",
+                     abstract=_ufunc_rule(name, impl, dtype), batch=elementwise_batch(name),
+                     elementwise=True, identities=identities)
 
 
 def nondiff(name, impl, nin, *, emit=None, abstract=None, batch=None, validate=None,
-            fresh=False):
+            fresh=False, identities=None):
     """A primitive whose output carries no gradient (comparisons, argmax, floor...).
 
-    With ``batch="elementwise"`` and no ``abstract``, the rule is ``impl``'s (a ufunc)."""
+    ``batch="elementwise"`` makes it elementwise; with no ``abstract``, its rule is then
+    ``impl``'s (a ufunc)."""
     if abstract is None and batch == "elementwise":
         abstract = elementwise(ufunc_dtype(impl))
-    p = Primitive(name, impl, nin=nin, nondiff=True, emit=emit, abstract=abstract,
-                  validate=validate, fresh=fresh)
-    p.batch = elementwise_batch(p) if batch == "elementwise" else batch
-    return p
+    if batch == "elementwise":
+        return Primitive(name, impl, nin=nin, nondiff=True, emit=emit, abstract=abstract,
+                         validate=validate, fresh=fresh, batch=elementwise_batch(name),
+                         elementwise=True, identities=identities)
+    return Primitive(name, impl, nin=nin, nondiff=True, emit=emit, abstract=abstract,
+                     validate=validate, fresh=fresh, batch=batch, identities=identities)
 
 
 def summed_axes(cshape, shape):

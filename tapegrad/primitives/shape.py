@@ -9,16 +9,18 @@ import numpy as np
 
 from tapegrad.primitives.api import (arange, broadcast_to, cast, diag, floormod, reshape,
     transpose, zeros_like)
-from tapegrad.core.dispatch import Primitive
+from tapegrad.core.dispatch import PRIMITIVES, Primitive
+from tapegrad.primitives import identities
 from tapegrad.primitives.indexing import index_shape
 from tapegrad.primitives.params import (check_axis, check_dtype, check_int, check_number,
                                         check_perm, check_shape, fail, is_int)
 from tapegrad.primitives.registry import unbroadcast, xp
 
 
-def _linear_jvp(prim):
-    """JVP of a linear primitive: apply it to the tangent."""
-    return (lambda t, ans, *xs, **params: prim.bind_raw(t, *xs[1:], **params),)
+def _linear_jvp(name):
+    """JVP of a linear primitive: apply it to the tangent (``name``: the block's primitive,
+    made with its rules)."""
+    return (lambda t, ans, *xs, **params: PRIMITIVES[name].bind_raw(t, *xs[1:], **params),)
 
 
 def _same_abstract(x):
@@ -26,10 +28,6 @@ def _same_abstract(x):
 
 
 # ---- reshape ----------------------------------------------------------------------------
-reshape_p = Primitive("reshape", lambda x, shape: xp.reshape(x, shape), nin=1,
-                      vjp=(lambda g, ans, x, *, shape: reshape(g, x.shape),),
-                      emit="np.reshape({0}, {shape})")
-reshape_p.jvp = _linear_jvp(reshape_p)
 def _reshape_abstract(x, *, shape):
     n, m = math.prod(x.shape), math.prod(shape)  # exact: NumPy's int64 product can wrap
     if n != m:
@@ -38,26 +36,22 @@ def _reshape_abstract(x, *, shape):
     return tuple(shape), x.dtype
 
 
-reshape_p.abstract = _reshape_abstract
-reshape_p.validate = lambda x, *, shape: check_shape("reshape", "shape", shape)
-reshape_p.batch = lambda args, batched, *, shape: reshape_p.bind_raw(
-    args[0], shape=(args[0].shape[0],) + tuple(shape))
+reshape_p = Primitive(
+    "reshape", lambda x, shape: xp.reshape(x, shape), nin=1,
+    abstract=_reshape_abstract,
+    validate=lambda x, *, shape: check_shape("reshape", "shape", shape),
+    vjp=(lambda g, ans, x, *, shape: reshape(g, x.shape),), jvp=_linear_jvp("reshape"),
+    batch=lambda args, batched, *, shape: reshape_p.bind_raw(
+        args[0], shape=(args[0].shape[0],) + tuple(shape)),
+    emit="np.reshape({0}, {shape})", sparsity="copy", identities=identities.reshape)
+
 
 # ---- broadcast_to: its VJP is the one un-broadcast -------------------------------------
-broadcast_to_p = Primitive(
-    "broadcast_to", lambda x, shape: xp.broadcast_to(x, shape), nin=1,
-    vjp=(lambda g, ans, x, *, shape: unbroadcast(g, x.shape),),
-    emit="np.broadcast_to({0}, {shape})")
-broadcast_to_p.jvp = _linear_jvp(broadcast_to_p)
 def _broadcast_to_abstract(x, *, shape):
     lead = len(shape) - x.ndim  # np.broadcast_to gives exactly ``shape`` or fails
     if lead < 0 or any(s not in (1, t) for s, t in zip(x.shape, shape[lead:])):
         raise ValueError(f"broadcast_to: {tuple(x.shape)} cannot be broadcast to {tuple(shape)}")
     return tuple(shape), x.dtype
-
-
-broadcast_to_p.abstract = _broadcast_to_abstract
-broadcast_to_p.validate = lambda x, *, shape: check_shape("broadcast_to", "shape", shape)
 
 
 def _broadcast_batch(args, batched, *, shape):
@@ -68,18 +62,24 @@ def _broadcast_batch(args, batched, *, shape):
     return broadcast_to_p.bind_raw(x, shape=(x.shape[0],) + tuple(shape))
 
 
-broadcast_to_p.batch = _broadcast_batch
+broadcast_to_p = Primitive(
+    "broadcast_to", lambda x, shape: xp.broadcast_to(x, shape), nin=1,
+    abstract=_broadcast_to_abstract,
+    validate=lambda x, *, shape: check_shape("broadcast_to", "shape", shape),
+    vjp=(lambda g, ans, x, *, shape: unbroadcast(g, x.shape),),
+    jvp=_linear_jvp("broadcast_to"), batch=_broadcast_batch,
+    emit="np.broadcast_to({0}, {shape})", sparsity="copy", identities=identities.broadcast_to)
 
 # ---- transpose ---------------------------------------------------------------------------
 transpose_p = Primitive(
     "transpose", lambda x, perm: xp.transpose(x, perm), nin=1,
+    abstract=lambda x, *, perm: (tuple(x.shape[i] for i in perm), x.dtype),
+    validate=lambda x, *, perm: check_perm("transpose", "perm", perm, x.ndim),
     vjp=(lambda g, ans, x, *, perm: transpose(g, tuple(int(i) for i in np.argsort(perm))),),
-    emit="np.transpose({0}, {perm})")
-transpose_p.jvp = _linear_jvp(transpose_p)
-transpose_p.abstract = lambda x, *, perm: (tuple(x.shape[i] for i in perm), x.dtype)
-transpose_p.validate = lambda x, *, perm: check_perm("transpose", "perm", perm, x.ndim)
-transpose_p.batch = lambda args, batched, *, perm: transpose_p.bind_raw(
-    args[0], perm=(0,) + tuple(p + 1 for p in perm))
+    jvp=_linear_jvp("transpose"),
+    batch=lambda args, batched, *, perm: transpose_p.bind_raw(
+        args[0], perm=(0,) + tuple(p + 1 for p in perm)),
+    emit="np.transpose({0}, {perm})", sparsity="copy", identities=identities.transpose)
 
 # ---- cast --------------------------------------------------------------------------------
 cast_p = Primitive(
@@ -87,10 +87,10 @@ cast_p = Primitive(
     else np.asarray(x, dtype), nin=1,
     vjp=(lambda g, ans, x, *, dtype: cast(g, x.dtype) if x.dtype.kind in "fc" else None,),
     jvp=(lambda t, ans, x, *, dtype: cast(t, dtype) if np.dtype(dtype).kind in "fc" else None,),
-    emit="{0}.astype('{dtype}')")
-cast_p.abstract = lambda x, *, dtype: (tuple(x.shape), np.dtype(dtype))
-cast_p.validate = lambda x, *, dtype: check_dtype("cast", "dtype", dtype)
-cast_p.batch = lambda args, batched, *, dtype: cast_p.bind_raw(args[0], dtype=dtype)
+    abstract=lambda x, *, dtype: (tuple(x.shape), np.dtype(dtype)),
+    validate=lambda x, *, dtype: check_dtype("cast", "dtype", dtype),
+    batch=lambda args, batched, *, dtype: cast_p.bind_raw(args[0], dtype=dtype),
+    emit="{0}.astype('{dtype}')", elementwise=True, identities=identities.cast)
 
 
 # ---- getitem (static index) and its transpose, index_add ------------------------------------
@@ -178,30 +178,11 @@ def _check_index(prim, index, shape):
         fail(prim, "index", f"does not index an array of shape {tuple(shape)}: {e}")
 
 
-getitem_p = Primitive(
-    "getitem", lambda x, index: x[index.key], nin=1,
-    vjp=(lambda g, ans, x, *, index: index_add_p.bind_raw(g, index=index, shape=tuple(x.shape)),),
-    abstract=lambda x, *, index: (index_shape(x.shape, index.key), x.dtype),
-    validate=lambda x, *, index: _check_index("getitem", index, x.shape),
-    emit="{0}[{index}]")
-getitem_p.jvp = _linear_jvp(getitem_p)
-
-index_add_p = Primitive(
-    "index_add", _index_add, nin=1, fresh=True,
-    vjp=(lambda g, ans, x, *, index, shape: getitem_p.bind_raw(g, index=index),),
-    emit="_index_add({0}, {index}, {shape})")
-index_add_p.jvp = _linear_jvp(index_add_p)
-index_add_p.abstract = lambda x, *, index, shape: (tuple(shape), x.dtype)
-
-
 def _index_add_validate(g, *, index, shape):
     shape = check_shape("index_add", "shape", shape)
     if _check_index("index_add", index, shape) != tuple(g.shape):
         fail("index_add", "index", f"selects {index_shape(shape, index.key)} of {shape}, "
                                    f"not the shape {tuple(g.shape)} of its input")
-
-
-index_add_p.validate = _index_add_validate
 
 
 def _moved_rank(key):
@@ -238,8 +219,20 @@ def _index_add_batch(args, batched, *, index, shape):
     return index_add_p.bind_raw(g, index=index.shifted(), shape=(args[0].shape[0],) + tuple(shape))
 
 
-getitem_p.batch = _getitem_batch
-index_add_p.batch = _index_add_batch
+getitem_p = Primitive(
+    "getitem", lambda x, index: x[index.key], nin=1,
+    abstract=lambda x, *, index: (index_shape(x.shape, index.key), x.dtype),
+    validate=lambda x, *, index: _check_index("getitem", index, x.shape),
+    vjp=(lambda g, ans, x, *, index: index_add_p.bind_raw(g, index=index, shape=tuple(x.shape)),),
+    jvp=_linear_jvp("getitem"), batch=_getitem_batch,
+    emit="{0}[{index}]", sparsity="copy")
+
+index_add_p = Primitive(
+    "index_add", _index_add, nin=1, fresh=True,
+    abstract=lambda x, *, index, shape: (tuple(shape), x.dtype), validate=_index_add_validate,
+    vjp=(lambda g, ans, x, *, index, shape: getitem_p.bind_raw(g, index=index),),
+    jvp=_linear_jvp("index_add"), batch=_index_add_batch,
+    emit="_index_add({0}, {index}, {shape})", sparsity="scatter", transposes="getitem")
 
 
 # ---- take: gather along an axis with a (possibly traced) integer tensor --------------------
@@ -281,23 +274,6 @@ def _take_add_validate(g, i, *, axis, size):
                                  f"indices' shape {tuple(i.shape)} there")
     if size == 0 and 0 not in i.shape:
         fail("take_add", "size", "is 0: no index can be in range")
-
-
-take_p = Primitive(
-    "take", lambda x, i, axis: xp.take(x, i, axis=axis), nin=2, fresh=True,
-    abstract=_take_abstract, validate=_take_validate,
-    vjp=(lambda g, ans, x, i, *, axis: take_add_p.bind_raw(g, i, axis=axis, size=x.shape[axis]),
-         None),
-    emit="np.take({0}, {1}, axis={axis})")
-take_p.jvp = (lambda t, ans, x, i, *, axis: take_p.bind_raw(t, i, axis=axis), None)
-
-take_add_p = Primitive(
-    "take_add", _take_add, nin=2, fresh=True,
-    abstract=_take_add_abstract, validate=_take_add_validate,
-    vjp=(lambda g, ans, x, i, *, axis, size: take_p.bind_raw(g, i, axis=axis), None),
-    emit="_take_add({0}, {1}, {axis}, {size})")
-take_add_p.jvp = (lambda t, ans, x, i, *, axis, size:
-                  take_add_p.bind_raw(t, i, axis=axis, size=size), None)
 
 
 def _fold_batch(i, n):
@@ -343,8 +319,22 @@ def _take_add_batch(args, batched, *, axis, size):
         range(axis + 2, out.ndim)))
 
 
-take_p.batch = _take_batch
-take_add_p.batch = _take_add_batch
+take_p = Primitive(
+    "take", lambda x, i, axis: xp.take(x, i, axis=axis), nin=2, fresh=True,
+    abstract=_take_abstract, validate=_take_validate,
+    vjp=(lambda g, ans, x, i, *, axis: take_add_p.bind_raw(g, i, axis=axis, size=x.shape[axis]),
+         None),
+    jvp=(lambda t, ans, x, i, *, axis: take_p.bind_raw(t, i, axis=axis), None),
+    batch=_take_batch, emit="np.take({0}, {1}, axis={axis})", sparsity="copy")
+
+take_add_p = Primitive(
+    "take_add", _take_add, nin=2, fresh=True,
+    abstract=_take_add_abstract, validate=_take_add_validate,
+    vjp=(lambda g, ans, x, i, *, axis, size: take_p.bind_raw(g, i, axis=axis), None),
+    jvp=(lambda t, ans, x, i, *, axis, size: take_add_p.bind_raw(t, i, axis=axis, size=size),
+         None),
+    batch=_take_add_batch, emit="_take_add({0}, {1}, {axis}, {size})",
+    sparsity="scatter", transposes="take")
 
 
 # ---- concat: variadic, so its rules take every input at once ------------------------------
@@ -373,20 +363,18 @@ def _concat_abstract(*xs, axis):
     return shape, np.result_type(*[x.dtype for x in xs])
 
 
-concat_p = Primitive("concat", lambda *xs, axis: xp.concatenate(xs, axis=axis), nin=None,
-                     fresh=True,
-                     vjp=_concat_vjp, jvp=_concat_jvp, abstract=_concat_abstract,
-                     validate=lambda *xs, axis: check_axis("concat", "axis", axis, xs[0].ndim),
-                     emit="np.concatenate([{args}], axis={axis})")
-
-
 def _concat_batch(args, batched, *, axis):
     b = next(a.shape[0] for a, f in zip(args, batched) if f)
     xs = [a if f else broadcast_to(a, (b,) + tuple(a.shape)) for a, f in zip(args, batched)]
     return concat_p.bind_raw(*xs, axis=axis + 1)
 
 
-concat_p.batch = _concat_batch
+concat_p = Primitive("concat", lambda *xs, axis: xp.concatenate(xs, axis=axis), nin=None,
+                     fresh=True,
+                     vjp=_concat_vjp, jvp=_concat_jvp, abstract=_concat_abstract,
+                     validate=lambda *xs, axis: check_axis("concat", "axis", axis, xs[0].ndim),
+                     batch=_concat_batch, emit="np.concatenate([{args}], axis={axis})",
+                     sparsity="copy")
 
 
 # ---- pad (constant mode) ---------------------------------------------------------------------
@@ -419,9 +407,11 @@ pad_p = Primitive("pad", _pad, nin=1, fresh=True, vjp=(_pad_vjp,), abstract=_pad
                   validate=_pad_validate,
                   jvp=(lambda t, ans, x, *, paddings, constant_values:
                        pad_p.bind_raw(t, paddings=paddings, constant_values=0),),
-                  emit="np.pad({0}, {paddings}, constant_values={constant_values})")
-pad_p.batch = lambda args, batched, *, paddings, constant_values: pad_p.bind_raw(
-    args[0], paddings=((0, 0),) + tuple(paddings), constant_values=constant_values)
+                  batch=lambda args, batched, *, paddings, constant_values: pad_p.bind_raw(
+                      args[0], paddings=((0, 0),) + tuple(paddings),
+                      constant_values=constant_values),
+                  emit="np.pad({0}, {paddings}, constant_values={constant_values})",
+                  sparsity="copy")
 
 
 # ---- diagonal of the last two axes ----------------------------------------------------------
@@ -434,16 +424,15 @@ def _diag_part_abstract(x):
 diag_part_p = Primitive(
     "diag_part", lambda x: xp.diagonal(x, axis1=-2, axis2=-1), nin=1,
     abstract=_diag_part_abstract,
-    vjp=(lambda g, ans, x: diag(g, x.shape[-2], x.shape[-1]),),
-    emit="np.diagonal({0}, axis1=-2, axis2=-1)")
-diag_part_p.jvp = _linear_jvp(diag_part_p)
-diag_part_p.batch = lambda args, batched: diag_part_p.bind_raw(args[0])
+    vjp=(lambda g, ans, x: diag(g, x.shape[-2], x.shape[-1]),), jvp=_linear_jvp("diag_part"),
+    batch=lambda args, batched: diag_part_p.bind_raw(args[0]),
+    emit="np.diagonal({0}, axis1=-2, axis2=-1)", sparsity="copy")
 
 
 # ---- stop_gradient: the identity that no tape looks through ---------------------------------
 stop_gradient_p = Primitive("stop_gradient", lambda x: x, nin=1, nondiff=True, emit="{0}",
-                            abstract=_same_abstract)
-stop_gradient_p.batch = lambda args, batched: stop_gradient_p.bind_raw(args[0])
+                            abstract=_same_abstract, elementwise=True,
+                            batch=lambda args, batched: stop_gradient_p.bind_raw(args[0]))
 
 
 # The code generator imports these by name for the ``emit`` strings above.

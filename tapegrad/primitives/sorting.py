@@ -28,9 +28,9 @@ def _argsort_validate(x, *, axis, descending, stable):
 argsort_p = Primitive(
     "argsort", _argsort, nin=1, nondiff=True,
     abstract=lambda x, *, axis, descending, stable: (tuple(x.shape), np.dtype(np.int32)),
-    validate=_argsort_validate, emit="_argsort({0}, {axis}, {descending}, {stable})")
-argsort_p.batch = lambda args, batched, *, axis, **p: argsort_p.bind_raw(
-    args[0], axis=axis + 1, **p)
+    validate=_argsort_validate,
+    batch=lambda args, batched, *, axis, **p: argsort_p.bind_raw(args[0], axis=axis + 1, **p),
+    emit="_argsort({0}, {axis}, {descending}, {stable})")
 
 
 def _full_index(idx, axis):
@@ -73,6 +73,13 @@ def _put_along_validate(g, idx, *, axis, shape):
                                             f"{tuple(idx.shape)} differ")
 
 
+def _both_batched(args, batched):
+    """Give every operand the leading batch axis (the two share their rank per example)."""
+    b = next(a.shape[0] for a, f in zip(args, batched) if f)
+    return [a if f else broadcast_to(expand_dims(a, 0), (b,) + tuple(a.shape))
+            for a, f in zip(args, batched)]
+
+
 take_along_axis_p = Primitive(
     "take_along_axis", lambda x, idx, axis: xp.take_along_axis(x, idx, axis=axis), nin=2,
     abstract=lambda x, idx, *, axis: (tuple(idx.shape), x.dtype),
@@ -80,7 +87,9 @@ take_along_axis_p = Primitive(
     vjp=(lambda g, ans, x, idx, *, axis:
          put_along_axis_add_p.bind_raw(g, idx, axis=axis, shape=tuple(x.shape)), None),
     jvp=(lambda t, ans, x, idx, *, axis: take_along_axis_p.bind_raw(t, idx, axis=axis), None),
-    emit="np.take_along_axis({0}, {1}, axis={axis})")
+    batch=lambda args, batched, *, axis: take_along_axis_p.bind_raw(
+        *_both_batched(args, batched), axis=axis + 1),
+    emit="np.take_along_axis({0}, {1}, axis={axis})", sparsity="copy_along_axis")
 
 put_along_axis_add_p = Primitive(
     "put_along_axis_add", _put_along_axis_add, nin=2,
@@ -90,20 +99,11 @@ put_along_axis_add_p = Primitive(
          take_along_axis_p.bind_raw(g, idx, axis=axis), None),
     jvp=(lambda t, ans, x, idx, *, axis, shape:
          put_along_axis_add_p.bind_raw(t, idx, axis=axis, shape=shape), None),
-    emit="_put_along_axis_add({0}, {1}, {axis}, {shape})")
+    batch=lambda args, batched, *, axis, shape: put_along_axis_add_p.bind_raw(
+        *_both_batched(args, batched), axis=axis + 1,
+        shape=(next(a.shape[0] for a, f in zip(args, batched) if f),) + tuple(shape)),
+    emit="_put_along_axis_add({0}, {1}, {axis}, {shape})",
+    sparsity="scatter_along_axis", transposes="take_along_axis")
 
-
-def _both_batched(args, batched):
-    """Give every operand the leading batch axis (the two share their rank per example)."""
-    b = next(a.shape[0] for a, f in zip(args, batched) if f)
-    return [a if f else broadcast_to(expand_dims(a, 0), (b,) + tuple(a.shape))
-            for a, f in zip(args, batched)]
-
-
-take_along_axis_p.batch = lambda args, batched, *, axis: take_along_axis_p.bind_raw(
-    *_both_batched(args, batched), axis=axis + 1)
-put_along_axis_add_p.batch = lambda args, batched, *, axis, shape: put_along_axis_add_p.bind_raw(
-    *_both_batched(args, batched), axis=axis + 1,
-    shape=(next(a.shape[0] for a, f in zip(args, batched) if f),) + tuple(shape))
 
 EMIT_HELPERS = {"_argsort": _argsort, "_put_along_axis_add": _put_along_axis_add}

@@ -179,7 +179,8 @@ def _position(entries, t):
 
 
 # -- reuse ---------------------------------------------------------------------------------
-_VALUE_RULES = ("take", "take_add")  # rules that read index values: they join the key
+# the kinds whose rules read the values of integer operands (indices): those join the key
+_READS_INDICES = frozenset({"copy", "copy_along_axis", "scatter", "scatter_along_axis"})
 
 
 def fingerprint(entries, source):
@@ -194,8 +195,8 @@ def fingerprint(entries, source):
         ins = tuple(pos.get(id(a)) for a in args)
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         item = (prim.name, ins, tuple(params.items()), tuple((tuple(o.shape), o.dtype) for o in outs))
-        if prim.name in _VALUE_RULES:
-            item += tuple(None if c is None else (c.dtype.str, c.tobytes())
+        if prim.sparsity in _READS_INDICES:
+            item += tuple(None if c is None or c.dtype.kind in "fc" else (c.dtype.str, c.tobytes())
                           for c in map(_concrete, args))
         key.append(item)
         for o in outs:

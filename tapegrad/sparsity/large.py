@@ -4,7 +4,8 @@ and compressed Jacobians compiled once — for problems of 100,000 variables and
 ``detect`` keeps a dense boolean array per value (``n`` times its size), which is exact and
 fast up to a few thousand variables. Here each value's dependencies are a CSR matrix of
 shape ``(size(value), n)``, so the cost follows the number of structural nonzeros. The rules
-are by family, each exact or conservative (a pattern may over-count, never miss):
+are by the kind each primitive's block states (``Primitive.sparsity``), each exact or
+conservative (a pattern may over-count, never miss):
 
 - elementwise primitives: an output element depends on the elements it is computed from
   (broadcasting as index maps);
@@ -26,16 +27,7 @@ import math
 
 import numpy as np
 
-from tapegrad.sparsity.rules import elementwise_rule, rule_for
-
 LIMIT = 50_000_000  # structural nonzeros one equation may produce before we give up
-
-_COPIES = frozenset({"getitem", "reshape", "transpose", "broadcast_to", "concat", "pad", "take",
-                     "take_along_axis", "diag_part"})
-# scatter-add -> the copy it transposes (applied to the *output's* element numbers)
-_SCATTERS = {"index_add": "getitem", "take_add": "take",
-             "put_along_axis_add": "take_along_axis"}
-_REDUCTIONS = frozenset({"reduce_sum", "reduce_max", "reduce_min", "reduce_prod"})
 
 
 class TooLarge(Exception):
@@ -135,7 +127,8 @@ def _scatter(e, deps, consts):
     idx = [np.asarray(consts[v.name]) if consts.get(v.name) is not None else None for v in rest]
     if any(i is None for i in idx):
         return None
-    src = np.rint(np.asarray(PRIMITIVES[_SCATTERS[e.prim.name]].impl(
+    # the copy this scatter transposes, applied to the *output's* element numbers
+    src = np.rint(np.asarray(PRIMITIVES[e.prim.transposes].impl(
         _numbers(out.shape), *idx, **kw))).astype(np.int64).ravel()
     if src.size != g.size:
         return None
@@ -195,17 +188,17 @@ def _union(e, deps):
 
 
 def _rule(e, deps, consts):
-    name = e.prim.name
+    kind = e.prim.sparsity
     if len(e.outs) == 1:
-        if rule_for(e.prim) is elementwise_rule:
+        if kind == "elementwise":
             return [_elementwise(e, deps)]
-        if name in _COPIES:
+        if kind in ("copy", "copy_along_axis"):
             r = _copy(e, deps, consts)
-        elif name in _SCATTERS:
+        elif kind in ("scatter", "scatter_along_axis"):
             r = _scatter(e, deps, consts)
-        elif name in _REDUCTIONS:
+        elif kind == "reduction":
             r = _reduction(e, deps)
-        elif name == "matmul":
+        elif kind == "matmul":
             r = _matmul(e, deps)
         else:
             r = None

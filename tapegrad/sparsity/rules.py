@@ -2,10 +2,12 @@
 
 The abstract value of a tensor of shape ``s`` is a boolean array ``D`` of shape ``(n,) + s``:
 ``D[j, ...]`` says whether that element structurally depends on input element ``j``; None
-means "on nothing" (constants, and everything no tangent can reach). Each primitive family
-has one small rule, looked up by name in ``RULES``; a primitive without a rule gets
-``fallback_rule``, which makes every output element depend on everything any input element
-depends on. So the propagated pattern never misses a dependency: it may only over-count.
+means "on nothing" (constants, and everything no tangent can reach). Each primitive states
+how its output depends on its input (``Primitive.sparsity``, one of the kinds of
+``core.dispatch.SPARSITY_KINDS``) and each kind has one small rule here, in ``RULES``; a
+primitive of no kind gets ``fallback_rule``, which makes every output element depend on
+everything any input element depends on. So the propagated pattern never misses a
+dependency: it may only over-count.
 
 Structural rules ignore values: ``x * 0.0`` still depends on ``x``. That is what makes a
 pattern reusable for every input of the same structure.
@@ -14,7 +16,9 @@ pattern reusable for every input of the same structure.
 >>> from tapegrad.core.dispatch import PRIMITIVES
 >>> d = np.eye(3, dtype=bool)                      # x depends on itself
 >>> aval = np.zeros(3)
->>> rule = RULES["reduce_sum"]
+>>> PRIMITIVES["reduce_sum"].sparsity
+'reduction'
+>>> rule = rule_for(PRIMITIVES["reduce_sum"])
 >>> rule(PRIMITIVES["reduce_sum"], [d], [aval], [None], {"axis": (0,), "keepdims": False},
 ...      np.zeros(()), 3).tolist()
 [True, True, True]
@@ -151,8 +155,15 @@ def matrix_rule(prim, deps, ins, vals, params, out, n):
     return acc
 
 
-def _reduction_like(name):
-    return lambda prim, *a: movement_rule(prim, *a, via=name)
+def reduction_rule(prim, *args):
+    """reduce_sum/max/min/prod: each output element depends on the elements it reduces,
+    which is how reduce_sum moves dependencies."""
+    return movement_rule(prim, *args, via="reduce_sum")
+
+
+def window_rule(prim, *args):
+    """max_pool: each output element depends on its window, as average pooling moves it."""
+    return movement_rule(prim, *args, via="avg_pool")
 
 
 def max_pool_pair_rule(prim, deps, ins, vals, params, out, n):
@@ -179,37 +190,23 @@ def max_pool_pair_rule(prim, deps, ins, vals, params, out, n):
     return acc
 
 
-# fmt: off
-RULES = {}
-for _name in ("getitem", "index_add", "reshape", "transpose", "broadcast_to", "concat", "pad",
-              "take", "take_add", "diag_part", "cumsum", "reduce_sum"):
-    RULES[_name] = movement_rule
-for _name in ("reduce_max", "reduce_min", "reduce_prod"):
-    RULES[_name] = _reduction_like("reduce_sum")
-for _name in ("matmul", "einsum", "conv", "conv_input_grad", "conv_filter_grad"):
-    RULES[_name] = multilinear_rule
-for _name in ("avg_pool", "avg_pool_grad"):
-    RULES[_name] = movement_rule
-RULES["max_pool"] = _reduction_like("avg_pool")
-for _name in ("max_pool_gather", "max_pool_scatter"):
-    RULES[_name] = max_pool_pair_rule
-for _name in ("cast", "where", "integer_pow"):  # elementwise with their own shape rules
-    RULES[_name] = elementwise_rule
-for _name in ("take_along_axis", "put_along_axis_add"):
-    RULES[_name] = along_axis_rule
-for _name in ("inv", "det", "solve", "cholesky", "triangular_solve"):
-    RULES[_name] = matrix_rule
-# fmt: on
+# one rule per kind of ``Primitive.sparsity`` (core/dispatch.py: SPARSITY_KINDS)
+RULES = {
+    "elementwise": elementwise_rule,
+    "copy": movement_rule, "scatter": movement_rule, "linear": movement_rule,
+    "copy_along_axis": along_axis_rule, "scatter_along_axis": along_axis_rule,
+    "reduction": reduction_rule,
+    "window": window_rule,
+    "window_pair": max_pool_pair_rule,
+    "matmul": multilinear_rule, "multilinear": multilinear_rule,
+    "matrix": matrix_rule,
+}
 
 
 def rule_for(prim):
-    """The dependency rule of ``prim``; elementwise primitives are found by their shape rule."""
-    r = RULES.get(prim.name)
-    if r is not None:
-        return r
-    if getattr(prim.abstract, "elementwise", False):
-        return elementwise_rule
-    return fallback_rule
+    """The dependency rule of ``prim``, by the kind its block states."""
+    kind = prim.sparsity
+    return fallback_rule if kind is None else RULES[kind]
 
 
 class TooLarge(Exception):

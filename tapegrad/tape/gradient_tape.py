@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 
 from tapegrad.primitives.api import convert_to_tensor, ones_like, zeros
-from tapegrad.core.dispatch import Primitive
+from tapegrad.primitives.variables import read_variable_p
 from tapegrad.core import hooks
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor, Variable
@@ -30,14 +30,6 @@ class UnconnectedGradients(enum.Enum):
 
     NONE = "none"
     ZERO = "zero"
-
-
-# Reading a variable is an operation: it links the variable to the snapshot tensor.
-read_variable_p = Primitive(
-    "read_variable", lambda v: v, nin=1, emit="{0}",
-    vjp=(lambda g, ans, v: g,), jvp=(lambda t, ans, v: t,),
-    abstract=lambda v: (tuple(v.shape), v.dtype))
-read_variable_p.batch = lambda args, batched: args[0]
 
 
 def _unconnected(value):
