@@ -59,6 +59,15 @@ def blas():
         return "unknown"
 
 
+def load_line():
+    """'load 1.23/0.98/0.70 on 2 cores' (1, 5 and 15 minute averages): how shared the box was."""
+    try:
+        a, b, c = os.getloadavg()
+    except OSError:  # pragma: no cover - not on every platform
+        return "load unknown"
+    return f"load {a:.2f}/{b:.2f}/{c:.2f} on {os.cpu_count()} cores"
+
+
 def describe():
     try:
         usable = len(os.sched_getaffinity(0))

@@ -104,6 +104,52 @@ def test_jacobian_and_batch_jacobian_conveniences():
     np.testing.assert_allclose(Jf, J, rtol=1e-5, atol=1e-6)
 
 
+def test_results_never_alias_inputs_constants_or_variables():
+    # results are handed over without a copy, except where they would be memory the
+    # program or the next task still holds: then they are copies
+    v = tf.Variable(np.ones((4, 6), np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([4, 6], tf.float32)])
+    def passes(x):
+        return tf.identity(x), tf.identity(v), tf.ones([4, 6]) + 0.0, 2.0 * x
+
+    block = tf.dask.blockwise(passes, rows=(4,))
+    x = XS[:4].copy()
+    outs = block(x)
+    kept = [x, v.numpy()] + [np.asarray(c.value) for c in
+                             passes.get_concrete_function().program.constants]
+    for o in outs:
+        assert not any(np.shares_memory(o, k) for k in kept)
+    loaded = transport.load_cached(block.programs[4], block.digests[4])
+    for o in outs:
+        assert not any(np.may_share_memory(o, k._value) for k in loaded.variables)
+    outs[0][:] = -1.0  # the caller owns what it got: the next chunk is unaffected
+    np.testing.assert_array_equal(block(x)[0], x)
+    np.testing.assert_array_equal(block(x)[1], np.ones((4, 6), np.float32))
+
+
+def test_batch_coupled_programs_are_refused_over_several_chunks():
+    w = tf.constant(RNG.standard_normal((6, 4)).astype(np.float32))
+
+    def batch_norm(x):  # statistics over the batch: a chunk's rows see only its chunk
+        h = x @ w
+        return (h - tf.reduce_mean(h, axis=0)) / tf.sqrt(tf.math.reduce_variance(h, 0) + 1.0)
+
+    xs = da.from_array(XS[:40], chunks=(10, 6))
+    with pytest.raises(ValueError, match="couples the examples"):
+        tf.dask.batch_jacobian(batch_norm, xs)
+    centred = tf.function(lambda x: tf.cast(x > tf.reduce_mean(x, axis=0), tf.float32),
+                          input_signature=[tf.TensorSpec([None, 6], tf.float32)])
+    with pytest.raises(ValueError, match="one chunk along axis 0"):
+        tf.dask.map(centred, xs)
+    # one chunk is the whole batch: exactly the single-process numbers
+    np.testing.assert_array_equal(tf.dask.map(centred, xs.rechunk(-1)).compute(),
+                                  centred(XS[:40]).numpy())
+    # per-example programs pass the check (the other tests), and it can be skipped
+    y = tf.dask.map(centred, xs, check_coupling=False)
+    assert y.chunks[0] == (10,) * 4
+
+
 def test_numpy_arrays_are_accepted():
     J = tf.dask.map(jac_program, XS[:100], chunk_size=50)
     assert J.chunks[0] == (50, 50)

@@ -78,6 +78,9 @@ def test_auto_hessian_is_sparse_for_trust_constr_when_colouring_pays():
     H = c.sparse_jac(np.full(200, 0.3), of="grad")
     assert sparse.issparse(H)
     np.testing.assert_allclose(H.toarray(), so.rosen_hess(np.full(200, 0.3)), rtol=1e-12)
+    H2 = c.sparse_jac(np.full(200, 0.7), of="grad")  # one pattern, fresh arrays per matrix
+    assert not np.shares_memory(H.indices, H2.indices) and H.has_canonical_format
+    np.testing.assert_allclose(H2.toarray(), so.rosen_hess(np.full(200, 0.7)), rtol=1e-12)
     assert not Compiled(rosen, np.zeros(6)).sparse_pays("grad")  # too small to pay
 
 

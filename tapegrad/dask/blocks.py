@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 
+from tapegrad.core.tensor import Tensor
 from tapegrad.saved.transport import load_cached, token
 from tapegrad.util import nest
 
@@ -79,7 +80,8 @@ class ProgramBlock:
         chunks = [np.asarray(c) for c in chunks]
         rows = self._check(chunks)
         fn = load_cached(self.programs[rows], self.digests[rows])
-        out = [np.asarray(t.numpy() if hasattr(t, "numpy") else t)
+        kept = chunks + _kept_arrays(fn)
+        out = [_fresh(t._value if isinstance(t, Tensor) else np.asarray(t), kept)
                for t in nest.flatten(fn(*chunks))]
         return out[0] if len(out) == 1 else tuple(out)
 
@@ -101,3 +103,22 @@ class ProgramBlock:
             raise ValueError(f"{self.name}: no program for a chunk of {n} rows (built for "
                              f"{sorted(self.programs)}); rechunk the batch axis")
         return n
+
+
+def _kept_arrays(fn):
+    """The arrays a loaded program holds on to: its constants and its variables' values."""
+    consts = getattr(fn, "_dask_constants", None)
+    if consts is None:
+        consts = fn._dask_constants = [np.asarray(c.value) for c in fn.program.constants]
+    return consts + [v._value for v in fn.variables]
+
+
+def _fresh(a, kept):
+    """``a`` itself when it is new memory (a program's outputs are new arrays each call), a
+    copy when it may share memory with an input chunk, a constant or a variable: a task's
+    result is then never a view into something that later tasks read or change. Copying
+    only then saves a pass over every result (megabytes per chunk of Jacobians)."""
+    a = np.asarray(a)
+    if any(np.may_share_memory(a, k) for k in kept):
+        return a.copy()
+    return a

@@ -1,5 +1,6 @@
 """``map``, ``jacobian`` and ``batch_jacobian`` over Dask arrays chunked along the batch axis."""
 import math
+import warnings
 
 import numpy as np
 
@@ -92,7 +93,7 @@ def _fixed_rows(program):
     return rows.pop()
 
 
-def map(program, *arrays, chunk_size=None):  # noqa: A001 - Dask's and Python's word for it
+def map(program, *arrays, chunk_size=None, check_coupling=True):  # noqa: A001 - Dask's word
     """Evaluate a compiled program over arrays chunked along axis 0; lazily.
 
     ``program``: a ``ConcreteFunction``, a loaded program (both run chunks of exactly their
@@ -102,6 +103,13 @@ def map(program, *arrays, chunk_size=None):  # noqa: A001 - Dask's and Python's 
     or a tuple of them for several outputs, with the right ``chunks``, ``dtype`` and
     ``meta``. Programs travel to the workers as saved-format bytes and are compiled once
     per worker process.
+
+    Chunk by chunk is right only for programs whose examples are independent: over more
+    than one chunk, a program whose output rows can depend on other rows of its inputs (a
+    mean over the batch, batch normalization in training, ``batch_jacobian`` of such a
+    model) raises ``ValueError`` instead of giving numbers that depend on the chunking
+    (found structurally; ``check_coupling=False`` skips the check, for a program you know
+    to be per-example that the structural check cannot clear).
 
     >>> import numpy as np, dask.array as da, tapegrad as tf
     >>> f = tf.function(lambda x: x * x, input_signature=[tf.TensorSpec([None, 2])])
@@ -139,6 +147,8 @@ def map(program, *arrays, chunk_size=None):  # noqa: A001 - Dask's and Python's 
     # Feature axes in one chunk each (the gufunc's core dimensions); the batch as asked.
     xs = [a.rechunk((axis0,) + (-1,) * (a.ndim - 1)) for a in xs]
     block = blockwise(program, rows=set(xs[0].chunks[0]))
+    if check_coupling and len(xs[0].chunks[0]) > 1:
+        _refuse_coupled(program, kind, min(xs[0].chunks[0]))
     for k, (a, (shape, dtype)) in enumerate(zip(xs, block.features)):
         if tuple(a.shape[1:]) != shape:
             raise ValueError(f"tapegrad.dask.map: array {k} has shape {a.shape}; the program "
@@ -156,6 +166,29 @@ def map(program, *arrays, chunk_size=None):  # noqa: A001 - Dask's and Python's 
                            meta=metas[0] if len(metas) == 1 else metas)
 
 
+def _refuse_coupled(program, kind, rows):
+    """Raise if examples of ``program``'s batch can depend on each other (then its chunks
+    would compute other numbers than the whole batch); warn if that cannot be decided."""
+    from tapegrad.sparsity.detect import program_batch_coupled
+    verdict = program_batch_coupled(_concrete_at(program, rows).program)
+    if verdict is None and kind == "function" and rows > 2:
+        # too large to decide at this size: the same function traced for 2 rows has the
+        # same structure
+        verdict = program_batch_coupled(_concrete_at(program, 2).program)
+    name = getattr(program, "__name__", None) or program.program.name
+    if verdict:
+        raise ValueError(
+            f"tapegrad.dask.map: {name} couples the examples of its batch (an output row can "
+            f"depend on other rows of an input: a mean over the batch, batch normalization "
+            f"in training, batch_jacobian of such a model), so chunk by chunk it would "
+            f"compute other numbers than on the whole batch. Use one chunk along axis 0, "
+            f"or a per-example program (tapegrad.dask.jacobian for per-example Jacobians)")
+    if verdict is None:
+        warnings.warn(f"tapegrad.dask.map: could not check that {name}'s examples are "
+                      f"independent (its dependency structure is too large to follow); "
+                      f"the chunks are correct only if they are", stacklevel=3)
+
+
 def tapegrad_program(*chunks, block):
     """The task of one chunk: run ``block`` (a ``ProgramBlock``) on its arrays."""
     return block(*chunks)
@@ -166,11 +199,13 @@ def _input_signature(xs):
     return [TensorSpec([None] + list(xs.shape[1:]), np.dtype(xs.dtype))]
 
 
-def batch_jacobian(f, xs, chunk_size=None):
+def batch_jacobian(f, xs, chunk_size=None, check_coupling=True):
     """``tape.batch_jacobian(f(x), x)`` over a Dask array of inputs, lazily.
 
     ``f`` maps a batch ``[b, ...]`` to outputs ``[b, ...]``; the result has shape
-    ``[N, *out_features, *in_features]`` and is compiled once per chunk length.
+    ``[N, *out_features, *in_features]`` and is compiled once per chunk length. A model
+    whose examples depend on each other (batch normalization in training) has no
+    per-example Jacobian; over several chunks that is a ``ValueError`` (see ``map``).
 
     >>> import numpy as np, dask.array as da, tapegrad as tf
     >>> xs = da.from_array(np.arange(6, dtype=np.float32).reshape(3, 2), chunks=(2, 2))
@@ -187,7 +222,8 @@ def batch_jacobian(f, xs, chunk_size=None):
             y = f(x)
         return tape.batch_jacobian(y, x)
 
-    return map(batch_jacobian_program, xs, chunk_size=chunk_size)
+    return map(batch_jacobian_program, xs, chunk_size=chunk_size,
+               check_coupling=check_coupling)
 
 
 def jacobian(f, xs, chunk_size=None):

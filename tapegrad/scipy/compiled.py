@@ -170,15 +170,15 @@ class Compiled:
         pattern, colours, seeds = plan
         target = self.f if of == "fun" else F.grad(self.f)
         s = constant(seeds)
+        decompress = self._programs.get(f"decompress_{of}")
+        if decompress is None:
+            from tapegrad.sparsity.large import Decompressor
+            decompress = self._programs[f"decompress_{of}"] = Decompressor(pattern, colours)
 
         def build():
             return lambda x: vmap(lambda t: F.jvp(target, (x,), (t,))[1])(s)
 
-        def run(prog, x):
-            from tapegrad.sparsity.large import decompress
-            c = _np(prog(x)).reshape(seeds.shape[0], -1)
-            return decompress(pattern, colours, c)
-        return self._cached(f"sparse_{of}", x, build, run)
+        return self._cached(f"sparse_{of}", x, build, lambda prog, x: decompress(_np(prog(x))))
 
     def sparse_plan(self, of="fun"):
         """``(pattern, colours, seeds)`` for the Jacobian of ``f`` or of its gradient, or None
@@ -187,12 +187,18 @@ class Compiled:
         if key not in self._programs:
             from tapegrad.sparsity import large
             target = self.f if of == "fun" else F.grad(self.f)
+            spec = TensorSpec(self.shape, np.float64)
             try:
-                cf = function(target).get_concrete_function(TensorSpec(self.shape, np.float64))
+                if of == "fun" and self.trace:  # the program f(x) already traced, reused
+                    cf = self._program("vector", lambda: self.f).get_concrete_function(spec)
+                else:
+                    cf = function(target).get_concrete_function(spec)
                 pattern = large.program_pattern(cf.program)
             except large.TooLarge:
                 self._programs[key] = None
                 return None
+            except TraceError:
+                raise
             except Exception as e:  # noqa: BLE001
                 raise TraceError(f"tapegrad.scipy: {self.name} could not be traced for "
                                  f"sparsity detection ({type(e).__name__}: {e})") from e

@@ -23,16 +23,19 @@ from tapegrad.sparsity.rules import TooLarge, apply_rule
 LIMIT = 1 << 24  # dependency booleans one equation may produce (n times its output size)
 
 
-def propagate(equations, source, n, limit=LIMIT):
+def propagate(equations, source, n, limit=LIMIT, values=False):
     """Dependencies of every value; ``equations`` yield ``(prim, in_keys, ins, vals, params,
     out_keys, outs)`` and ``source`` is the key of the input whose elements are counted.
+    ``values=True``: what each value can depend on, not only its derivative
+    (``rules.apply_rule``).
 
     Returns ``{key: deps}`` (absent: depends on nothing). Raises ``TooLarge`` past ``limit``.
     """
     env = {source[0]: source[1]}
     for prim, in_keys, ins, vals, params, out_keys, outs in equations:
         deps = [env.get(k) for k in in_keys]
-        for k, d in zip(out_keys, apply_rule(prim, deps, ins, vals, params, outs, n, limit)):
+        for k, d in zip(out_keys, apply_rule(prim, deps, ins, vals, params, outs, n, limit,
+                                             values)):
             if d is not None:
                 env[k] = d
     return env
@@ -160,6 +163,49 @@ def batch_coupled(entries, source, target, limit=LIMIT):
 
 
 _COUPLED = {}
+
+
+def program_batch_coupled(program, limit=LIMIT):
+    """Whether some output row ``b'`` of an IR ``Program`` can depend on row ``b != b'`` of
+    some input, every input and output carrying the batch along axis 0 (the question a
+    chunked evaluation must ask: chunk by chunk, a coupled program computes other numbers).
+
+    The question is about values, not derivatives: a comparison with the batch's mean
+    couples too. True or False (structurally), or None when the dependency arrays would
+    exceed ``limit``.
+
+    >>> import tapegrad as tf
+    >>> spec = [tf.TensorSpec([4, 3], tf.float64)]
+    >>> prog = lambda f: tf.function(f).get_concrete_function(*spec).program
+    >>> program_batch_coupled(prog(lambda x: tf.tanh(x) * 2.0))
+    False
+    >>> program_batch_coupled(prog(lambda x: x - tf.reduce_mean(x, axis=0)))
+    True
+    >>> program_batch_coupled(prog(lambda x: tf.cast(x > tf.reduce_mean(x), tf.float64)))
+    True
+    """
+    rows = {v.shape[0] for v in tuple(program.inputs) + tuple(program.outputs) if v.shape}
+    if len(rows) != 1:
+        raise ValueError("program_batch_coupled: every input and output needs the same "
+                         f"batch length along axis 0, found {sorted(rows)}")
+    (b,) = rows
+    if b <= 1:
+        return False
+    codes = _example_codes(b)
+    n = codes.shape[0]
+    for x in program.inputs:
+        deps = np.ascontiguousarray(np.broadcast_to(
+            codes.reshape((n, b) + (1,) * (len(x.shape) - 1)), (n,) + tuple(x.shape)))
+        try:
+            env = propagate(_program_equations(program), (x.name, deps), n, limit,
+                            values=True)
+        except TooLarge:
+            return None
+        for y in program.outputs:
+            d = env.get(y.name)
+            if d is not None and np.any(np.asarray(d).reshape(n, b, -1).any(axis=2) & ~codes):
+                return True
+    return False
 
 
 def _symbolic_sizes(entries, source):

@@ -213,16 +213,21 @@ class TooLarge(Exception):
     """The dependency arrays would not fit the budget; the caller uses the dense path."""
 
 
-def apply_rule(prim, deps, ins, vals, params, outs, n, limit):
-    """Dependencies of each output of one equation (a list, None where there are none)."""
+def apply_rule(prim, deps, ins, vals, params, outs, n, limit, values=False):
+    """Dependencies of each output of one equation (a list, None where there are none).
+
+    Derivatives flow through floating-point results of differentiable primitives only;
+    ``values=True`` asks instead which inputs an output's *value* can depend on (through
+    comparisons, integer results and every other primitive as well).
+    """
     if all(d is None for d in deps):
         return [None] * len(outs)
     if sum(n * int(np.prod(_shape(o))) for o in outs) > limit:
         raise TooLarge
-    if len(outs) != 1 or getattr(prim, "nondiff", False):
-        if getattr(prim, "nondiff", False):
-            return [None] * len(outs)
-        return [_float_only(fallback_rule(prim, deps, ins, vals, params, o, n), o)
+    if getattr(prim, "nondiff", False) and not values:
+        return [None] * len(outs)
+    if len(outs) != 1:
+        return [_float_only(fallback_rule(prim, deps, ins, vals, params, o, n), o, values)
                 for o in outs]
     rule = rule_for(prim)
     try:
@@ -231,9 +236,9 @@ def apply_rule(prim, deps, ins, vals, params, outs, n, limit):
         d = fallback_rule(prim, deps, ins, vals, params, outs[0], n)
     if d is not None and d.shape != (n,) + _shape(outs[0]):
         d = fallback_rule(prim, deps, ins, vals, params, outs[0], n)
-    return [_float_only(d, outs[0])]
+    return [_float_only(d, outs[0], values)]
 
 
-def _float_only(d, out):
+def _float_only(d, out, values=False):
     # integer and boolean results carry no tangent, so nothing flows through them
-    return d if d is not None and np.dtype(out.dtype).kind in "fc" else None
+    return d if d is not None and (values or np.dtype(out.dtype).kind in "fc") else None
