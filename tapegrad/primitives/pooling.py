@@ -15,6 +15,8 @@ op layer (``ops/conv_ops.py``) resolves TensorFlow's 'SAME'/'VALID'.
 Each loops over the kernel offsets (a few, ``prod(window)``) doing one strided elementwise
 operation over the whole output per offset.
 """
+import math
+
 import numpy as np
 
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
@@ -150,6 +152,8 @@ def _max_pool_gather(x, t, *, window, strides, padding):
 
 def _max_pool_scatter(x, g, *, window, strides, padding):
     out = _geometry(x, window, strides, padding)
+    if _tiled(window, strides, padding) and 0 not in out and x.shape[0]:
+        return _tiled_scatter(x, g, window, padding, out)
     padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[1:-1], padding))
     acc = xp.zeros((x.shape[0],) + padded + (x.shape[-1],), g.dtype)
     if 0 not in out and x.shape[0]:
@@ -157,6 +161,64 @@ def _max_pool_scatter(x, g, *, window, strides, padding):
             acc[sl] += xp.where(m, g, 0)  # overlapping windows add up
     return acc[(slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in
                                       zip(x.shape[1:-1], padding))]
+
+
+# ---- windows that tile the input: one elementwise pass over the whole input -----------------
+def _tiled(window, strides, padding):
+    """Windows side by side (stride = window) and no padding before: every window starts at a
+    real element. Pooling 2x2 by 2 is this case."""
+    return tuple(window) == tuple(strides) and not any(lo for lo, _ in padding)
+
+
+def _tiled_scatter(x, g, window, padding, out):
+    """``_max_pool_scatter`` for tiled windows, computing the same numbers.
+
+    The input, cut to the windows, is copied once with the kernel offsets outermost,
+    ``(K, N*O*C)``: every later step is a contiguous pass over one offset's rows (each
+    strided pass over channels-last data costs ~10x a contiguous one when C is small). The
+    first maximum of each window in offset order gets ``g`` (a NaN counts as the maximum);
+    padding, only after the input here, holds the dtype's lowest value, so it equals a
+    maximum only where the window's real elements are all that low, and the window's first
+    element, real, comes first. Adding 0 turns a -0.0 into 0.0 (from ``g * False`` or a -0.0 in
+    ``g``) as the plain path's sum onto zeros does.
+    """
+    d = len(window)
+    n, c = x.shape[0], x.shape[-1]
+    covered = tuple(o * k for o, k in zip(out, window))
+    xpad = _pad(x, padding, _lowest(x.dtype))
+    cut = xpad[(slice(None),) + tuple(slice(0, e) for e in covered)]
+    split = (n,) + tuple(v for o, k in zip(out, window) for v in (o, k)) + (c,)
+    perm = tuple(2 + 2 * a for a in range(d)) + (0,) + tuple(1 + 2 * a for a in range(d)) \
+        + (2 * d + 1,)
+    kk = math.prod(window)
+    rows = xp.ascontiguousarray(cut.reshape(split).transpose(perm)).reshape(kk, -1)
+    best = rows[0].copy()
+    for k in range(1, kk):
+        xp.maximum(best, rows[k], out=best)
+    eq = rows == best
+    if x.dtype.kind == "f" and bool(xp.isnan(best).any()):
+        eq |= xp.isnan(rows)
+    taken = eq[0].copy()
+    for k in range(1, kk):  # keep each window's first maximum
+        m = eq[k]
+        m &= ~taken
+        taken |= m
+    gf = xp.ascontiguousarray(g).reshape(-1)
+    if bool(xp.isfinite(gf).all()):
+        res = gf * eq  # g or a zero: the same as where() for finite g, 5x faster (no branches)
+    else:
+        res = xp.where(eq, gf, xp.zeros((), g.dtype))
+    res += 0
+    back = tuple(int(i) for i in np.argsort(perm))
+    res = xp.ascontiguousarray(res.reshape(tuple(window) + (n,) + tuple(out) + (c,))
+                               .transpose(back)).reshape((n,) + covered + (c,))
+    spatial = tuple(x.shape[1:-1])
+    if covered == spatial:
+        return res
+    acc = xp.zeros(x.shape, g.dtype)  # a 'VALID' tail no window reads, or 'SAME' padding
+    keep = (slice(None),) + tuple(slice(0, min(e, s)) for e, s in zip(covered, spatial))
+    acc[keep] = res[keep]
+    return acc
 
 
 # ---- shape rules ---------------------------------------------------------------------------

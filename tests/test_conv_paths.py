@@ -1,0 +1,153 @@
+"""The convolution and pooling kernels' fast paths compute what their plain paths compute.
+
+Each fast path is chosen by a threshold or a geometry test; these tests run both paths on the
+same operands (the plain one forced with monkeypatch) on either side of the choice, with NaN,
+inf, signed zeros, ties and integers, and compare exactly (integers, NaN positions, signs of
+zero) or to rounding (float sums in another order).
+"""
+import numpy as np
+import pytest
+
+from tapegrad.primitives import conv as C
+from tapegrad.primitives import pooling as P
+
+pytestmark = pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+RNG = np.random.default_rng(11)
+
+
+def specials(shape, dtype=np.float64):
+    """Random values with NaN, +-inf and -0.0 sprinkled in."""
+    x = RNG.standard_normal(shape).astype(dtype)
+    flat = x.reshape(-1)
+    idx = RNG.permutation(flat.size)[:4]
+    flat[idx] = [np.nan, np.inf, -np.inf, -0.0][:len(idx)]
+    return x
+
+
+def same(a, b, exact):
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+    if exact:
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+    else:
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+# ---- convolution: offset-major columns below FEW_CHANNELS, windows from there ----------------
+CONV = [  # (x shape, filter shape, strides, dilations, padding)
+    ((3, 9, 8, 1), (5, 5, 1, 4), (1, 1), (1, 1), ((2, 2), (2, 2))),   # LeNet's first layer
+    ((2, 9, 8, 2), (3, 2, 2, 3), (2, 1), (1, 2), ((1, 1), (0, 2))),
+    ((2, 9, 8, 3), (3, 3, 3, 2), (1, 2), (2, 1), ((0, 0), (1, 0))),
+    ((2, 9, 8, 4), (3, 3, 4, 2), (1, 1), (1, 1), ((1, 1), (1, 1))),   # C = FEW_CHANNELS
+    ((2, 11, 3), (4, 3, 5), (3,), (1,), ((2, 1),)),
+    ((1, 4, 5, 4, 1), (2, 3, 2, 1, 2), (1, 2, 1), (2, 1, 1), ((0, 1), (1, 1), (0, 0))),
+    ((2, 2, 3, 2), (3, 3, 2, 2), (1, 1), (1, 1), ((0, 0), (0, 0))),   # an empty output
+]
+
+
+@pytest.mark.parametrize("xs,ws,st,dl,pd", CONV)
+@pytest.mark.parametrize("kind", ["float", "specials", "int"])
+def test_offset_major_columns_equal_the_windows(monkeypatch, xs, ws, st, dl, pd, kind):
+    if kind == "int":
+        x, w = RNG.integers(-5, 6, xs), RNG.integers(-5, 6, ws)
+    elif kind == "specials":
+        x, w = specials(xs), RNG.standard_normal(ws)
+    else:
+        x, w = RNG.standard_normal(xs), RNG.standard_normal(ws)
+    geo = dict(strides=st, dilations=dl, padding=pd, groups=1)
+    fast = C._conv(x, w, **geo)
+    monkeypatch.setattr(C, "FEW_CHANNELS", 0)   # every call takes the windows path
+    same(fast, C._conv(x, w, **geo), exact=kind == "int")
+
+
+@pytest.mark.parametrize("xs,ws,st,dl,pd", CONV)
+@pytest.mark.parametrize("kind", ["specials", "int"])
+def test_offset_major_filter_gradient_equals_the_windows(monkeypatch, xs, ws, st, dl, pd,
+                                                         kind):
+    out = C.check_geometry("conv", xs[1:-1], ws[:-2], st, dl, pd)
+    ys = (xs[0],) + out + (ws[-1],)
+    if kind == "int":
+        x, g = RNG.integers(-5, 6, xs), RNG.integers(-5, 6, ys)
+    else:
+        x, g = specials(xs), specials(ys)
+    geo = dict(strides=st, dilations=dl, padding=pd, groups=1, kernel_spatial=ws[:-2])
+    fast = C._conv_filter_grad(x, g, **geo)
+    monkeypatch.setattr(C, "FEW_CHANNELS", 0)
+    same(fast, C._conv_filter_grad(x, g, **geo), exact=kind == "int")
+
+
+def test_offset_major_columns_in_blocks_of_the_batch(monkeypatch):
+    x, w = RNG.standard_normal((5, 7, 6, 2)), RNG.standard_normal((3, 3, 2, 3))
+    geo = dict(strides=(1, 2), dilations=(1, 1), padding=((1, 1), (1, 1)), groups=1)
+    y = C._conv(x, w, **geo)
+    g = RNG.standard_normal(y.shape)
+    dw = C._conv_filter_grad(x, g, kernel_spatial=(3, 3), **geo)
+    monkeypatch.setattr(C, "COLUMN_BYTES", 1)   # one image per block
+    same(C._conv(x, w, **geo), y, exact=False)
+    same(C._conv_filter_grad(x, g, kernel_spatial=(3, 3), **geo), dw, exact=False)
+
+
+# ---- max pooling's VJP: tiled windows (stride = window, no padding before) ------------------
+POOLS = [  # (x shape, window, padding): strides = window
+    ((3, 8, 8, 3), (2, 2), ((0, 0), (0, 0))),       # LeNet's pools
+    ((2, 7, 9, 2), (2, 2), ((0, 0), (0, 0))),       # a 'VALID' tail on both axes
+    ((2, 7, 9, 2), (2, 2), ((0, 1), (0, 1))),       # 'SAME': padding after the input
+    ((2, 10, 3), (3,), ((0, 2),)),
+    ((1, 4, 6, 5, 2), (2, 3, 2), ((0, 0), (0, 0), (0, 1))),
+    ((2, 6, 6, 1), (1, 1), ((0, 0), (0, 0))),
+]
+
+
+def _operands(xs, window, padding, kind):
+    if kind == "int":
+        x = RNG.integers(-2, 3, xs)                          # many ties
+    elif kind == "ties":
+        x = np.maximum(RNG.standard_normal(xs), 0.0)         # ReLU outputs: all-zero windows
+    elif kind == "nan":
+        x = RNG.standard_normal(xs)
+        x.reshape(-1)[::3] = np.nan                          # windows with several NaNs
+    elif kind == "-inf":
+        x = np.full(xs, -np.inf)
+        x.reshape(-1)[::5] = 1.0
+    else:
+        x = specials(xs)
+    out = P._geometry(x, window, window, padding)
+    g = specials((xs[0],) + out + (xs[-1],))
+    if kind == "finite-g":
+        g = RNG.standard_normal(g.shape)
+        g.reshape(-1)[::4] = -0.0
+    return x, g
+
+
+KINDS = ["specials", "int", "ties", "nan", "-inf", "finite-g"]
+
+
+@pytest.mark.parametrize("xs,window,padding", POOLS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_tiled_max_pool_scatter_equals_the_plain_loop(monkeypatch, xs, window, padding, kind):
+    x, g = _operands(xs, window, padding, kind)
+    p = dict(window=window, strides=window, padding=padding)
+    assert P._tiled(window, window, padding)
+    fast = P._max_pool_scatter(x, g, **p)
+    monkeypatch.setattr(P, "_tiled", lambda *a: False)
+    same(fast, P._max_pool_scatter(x, g, **p), exact=True)
+
+
+@pytest.mark.parametrize("window,strides,padding", [
+    ((2, 2), (1, 1), ((0, 0), (0, 0))),   # overlapping windows
+    ((3, 3), (3, 3), ((1, 1), (1, 1))),   # padding before the input
+    ((2, 2), (3, 3), ((0, 0), (0, 0))),   # gaps between windows
+])
+def test_windows_that_do_not_tile_take_the_plain_loop(window, strides, padding):
+    assert not P._tiled(window, strides, padding)
+
+
+def test_max_pool_scatter_follows_tensorflow_on_ties_and_nan():
+    # first maximum in the window (row-major offset order); the first NaN beats numbers
+    x = np.array([[[[0.0], [0.0]], [[0.0], [0.0]]],
+                  [[[1.0], [np.nan]], [[np.nan], [2.0]]]])           # (2, 2, 2, 1)
+    g = np.array([5.0, 7.0]).reshape(2, 1, 1, 1)
+    got = P._max_pool_scatter(x, g, window=(2, 2), strides=(2, 2), padding=((0, 0), (0, 0)))
+    np.testing.assert_array_equal(got[..., 0], [[[5.0, 0.0], [0.0, 0.0]],
+                                                [[0.0, 7.0], [0.0, 0.0]]])
