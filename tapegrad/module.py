@@ -3,6 +3,7 @@ import contextlib
 import re
 
 from tapegrad.core.tensor import Variable
+from tapegrad.train import checkpoint
 
 
 def _snake(name):
@@ -29,6 +30,11 @@ class Module:
         if name is None:
             name = _snake(type(self).__name__)
         self._name = name
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if checkpoint._PENDING:  # a restore waiting for a Variable set here (TensorFlow's
+            checkpoint.restore_pending()  # deferred restoration)
 
     @property
     def name(self):

@@ -10,13 +10,21 @@ Files, for a prefix ``ckpt-3`` (TensorFlow's names; the contents are tapegrad's)
 
 ``save`` also writes the directory's ``checkpoint`` file (TensorFlow's text format, the
 quoted relative paths only), which ``tf.train.latest_checkpoint`` reads. Nothing is pickled.
+
+Restoring is deferred, as in TensorFlow: a saved value whose Variable does not exist yet
+(a Keras model built on its first call, an optimizer's slots made on its first step) is
+kept, and assigned when the Variable appears at its path. ``restore_pending`` makes that
+check; Keras layers and optimizers call it when they build, ``tf.Module`` when an attribute
+is set, a ``Checkpoint`` when it gets a new dependency and a load status before it asserts.
 """
 import json
 import os
 import warnings
+import weakref
 
 import numpy as np
 
+from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Variable
 from tapegrad.train import graph, state_file
 
@@ -119,6 +127,7 @@ class Checkpoint:
             raise ValueError("`Checkpoint` was expecting a trackable object (an object "
                              f"derived from `Trackable`), got {obj!r}.")
         self._children[name] = obj
+        restore_pending()
 
     def __getattr__(self, name):
         children = self.__dict__.get("_children", {})
@@ -134,10 +143,7 @@ class Checkpoint:
         return self._save_counter
 
     def _variables(self):
-        kids = sorted(self._children.items())
-        if self._save_counter is not None:
-            kids.append(("save_counter", self._save_counter))
-        return {p + SUFFIX: v for p, v in graph.variables_by_path(kids).items()}
+        return {p + SUFFIX: v for p, v in graph.variables_by_path(self._roots()).items()}
 
     def write(self, file_prefix, options=None):
         """Write the checkpoint to exactly ``file_prefix`` (no counter, no state file)."""
@@ -159,23 +165,33 @@ class Checkpoint:
         return self.restore(save_path)
 
     def restore(self, save_path, options=None):
-        """Assign the saved values to the Variables found at the same paths now.
+        """Assign the saved values to the Variables found at the same paths.
 
         ``save_path`` None restores nothing (``restore(manager.latest_checkpoint)`` on a
-        first run). Variables must exist: restoring does not wait for them to be created
-        (TensorFlow defers such restores), so build models and optimizers first; the
-        returned status's ``assert_consumed()`` says whether everything matched.
+        first run). A value whose Variable does not exist yet is assigned when it is
+        created (deferred restoration, as in TensorFlow); a newer restore of this
+        checkpoint replaces what an older one still waited for. The returned status's
+        ``assert_consumed()`` says whether everything matched.
         """
         if save_path is None:
-            return CheckpointLoadStatus({}, {}, None)
+            return CheckpointLoadStatus(None)
         saved = read_values(os.fspath(save_path))
         if self._save_counter is None and "save_counter" + SUFFIX in saved:
             self.save_counter  # noqa: B018 (created, so the saved count is restored)
-        current = self._variables()
-        for name, var in current.items():
-            if name in saved:
-                _assign(var, saved[name], name)
-        return CheckpointLoadStatus(saved, current, save_path)
+        for r in list(_PENDING):
+            if r.checkpoint() is self:
+                _PENDING.remove(r)
+        restoration = _Restoration(self, saved, os.fspath(save_path))
+        restoration.run()
+        if restoration.pending:
+            _PENDING.append(restoration)
+        return CheckpointLoadStatus(restoration)
+
+    def _roots(self):
+        kids = sorted(self._children.items())
+        if self._save_counter is not None:
+            kids.append(("save_counter", self._save_counter))
+        return kids
 
 
 def _assign(var, value, name):
@@ -188,50 +204,145 @@ def _assign(var, value, name):
             raise TypeError(f"Cannot restore {name}: the checkpoint holds {value.dtype.name}, "
                             f"the variable is {var.dtype.name}.")
         value = value.astype(var.dtype)
-    var.assign(value)
+    if STATE.tracers:
+        # a Variable created inside tf.function (a model built on its first call there):
+        # its restored value is its initial value, set now, not an assignment the traced
+        # program would repeat on every call
+        with var._lock:
+            var._value = np.array(value)
+    else:
+        var.assign(value)
+
+
+# Restorations still waiting for Variables to be created, oldest first (so a newer one's
+# values win where two wait for the same Variable).
+_PENDING = []
+
+
+def restore_pending():
+    """Give the Variables created since a ``restore`` their saved values (TensorFlow's
+    deferred restoration); a no-op when no restore is waiting.
+
+    >>> import os, tempfile, tapegrad as tf
+    >>> class Net:
+    ...     pass
+    >>> net = Net(); net.w = tf.Variable([1.0, 2.0])
+    >>> path = tf.train.Checkpoint(net=net).save(os.path.join(tempfile.mkdtemp(), "c"))
+    >>> other = Net(); ckpt = tf.train.Checkpoint(net=other)
+    >>> status = ckpt.restore(path)          # other.w does not exist yet
+    >>> other.w = tf.Variable([0.0, 0.0]); restore_pending()
+    >>> other.w.numpy().tolist()
+    [1.0, 2.0]
+    """
+    if not _PENDING:
+        return
+    for r in list(_PENDING):
+        r.run()
+        if not r.pending and r in _PENDING:
+            _PENDING.remove(r)
+
+
+class _Restoration:
+    """One ``restore``: the saved values and which of them still wait for a Variable.
+
+    It holds the checkpoint's objects weakly where they allow it (so waiting keeps no
+    model alive); when they are all gone it is dropped, with a warning if values never
+    found their Variable and ``expect_partial`` was not called."""
+
+    def __init__(self, checkpoint, saved, path):
+        self.checkpoint = weakref.ref(checkpoint)
+        self.saved, self.path = saved, path
+        self.pending = set(saved)
+        self.partial = False
+        self._roots = []
+        for name, obj in checkpoint._roots():
+            try:
+                self._roots.append((name, weakref.ref(obj, self._gone), True))
+            except TypeError:  # a list or dict: held as it is
+                self._roots.append((name, obj, False))
+
+    def roots(self):
+        ckpt = self.checkpoint()
+        if ckpt is not None:  # its dependencies now, including ones added since
+            return ckpt._roots()
+        return [(n, ref() if weak else ref) for n, ref, weak in self._roots
+                if not weak or ref() is not None]
+
+    def current(self):
+        return {p + SUFFIX: v for p, v in graph.variables_by_path(self.roots()).items()}
+
+    def run(self):
+        if not self.pending:
+            return
+        current = self.current()
+        for name in sorted(self.pending):
+            var = current.get(name)
+            if var is not None:
+                self.pending.discard(name)  # a value that does not fit fails once
+                _assign(var, self.saved[name], name)
+
+    def _gone(self, _ref):
+        if self.checkpoint() is not None or any(ref() is not None for _, ref, weak in
+                                                 self._roots if weak):
+            return
+        if any(not weak for _, _, weak in self._roots):
+            return
+        if self in _PENDING:
+            _PENDING.remove(self)
+            if self.pending and not self.partial:
+                warnings.warn(f"Restoring {self.path}: the objects were deleted while "
+                              f"{len(self.pending)} saved values were not restored (no "
+                              f"variable at {sorted(self.pending)[:3]}...). Build the "
+                              "objects after restoring or before it (call the model once; "
+                              "optimizer.build(model.trainable_variables)), or use "
+                              ".expect_partial().", stacklevel=2)
 
 
 class CheckpointLoadStatus:
     """What a restore matched: ``assert_consumed``, ``assert_existing_objects_matched``,
-    ``expect_partial`` (silences the warning about saved values nothing took)."""
+    ``expect_partial`` (no warning about saved values nothing took). Each assertion first
+    gives Variables created since the restore their values."""
 
-    def __init__(self, saved, current, path):
-        self._unused = sorted(set(saved) - set(current))
-        self._missing = sorted(set(current) - set(saved))
-        self._path, self._partial = path, not saved
+    def __init__(self, restoration):
+        self._r = restoration
+
+    def _state(self):
+        restore_pending()
+        r = self._r
+        current = r.current()
+        return sorted(r.pending), sorted(set(current) - set(r.saved))
 
     def assert_consumed(self):
         """Every saved value restored, and every Variable found got a value."""
-        self._partial = True
-        if self._unused or self._missing:
+        if self._r is None:
+            return self
+        unused, missing = self._state()
+        if unused or missing:
             raise AssertionError(
-                f"Unresolved checkpoint values: saved but not restored {self._unused}; "
-                f"variables without a saved value {self._missing}.")
+                f"Unresolved checkpoint values: saved but not restored {unused}; "
+                f"variables without a saved value {missing}.")
         return self
 
     def assert_existing_objects_matched(self):
         """Every Variable found now got a saved value."""
-        self._partial = True
-        if self._missing:
-            raise AssertionError(f"Variables without a saved value: {self._missing}")
+        if self._r is None:
+            return self
+        _, missing = self._state()
+        if missing:
+            raise AssertionError(f"Variables without a saved value: {missing}")
         return self
 
     def assert_nontrivial_match(self):
         return self
 
     def expect_partial(self):
-        self._partial = True
+        """Saved values that never find a Variable are not warned about."""
+        if self._r is not None:
+            self._r.partial = True
         return self
 
     def run_restore_ops(self, session=None):
-        """Nothing to run: values are assigned by ``restore`` itself."""
+        """Nothing to run: values are assigned by ``restore`` itself (or when their
+        Variables are created)."""
 
     initialize_or_restore = run_restore_ops
-
-    def __del__(self):
-        if not self._partial and self._unused:
-            warnings.warn(f"Restoring {self._path}: {len(self._unused)} saved values were not "
-                          f"restored (no variable at {self._unused[:3]}...). Build the objects "
-                          "before restoring (call the model once; optimizer.build("
-                          "model.trainable_variables)), or use .expect_partial().",
-                          stacklevel=2)

@@ -27,6 +27,7 @@ from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend, initializers
 from tapegrad.keras.layers import tracking
 from tapegrad.keras.layers.input_spec import InputSpec, assert_input_compatibility
+from tapegrad.train import checkpoint
 
 # Keras's call context: the ``training`` value of the outermost call that set one, seen by
 # every nested layer call that does not pass its own.
@@ -106,6 +107,7 @@ class Layer(tf.Module):
             def build(self, *args, **kw):
                 user_build(self, *args, **kw)
                 self.built = True
+                checkpoint.restore_pending()  # a restore waiting for these weights
             build.__wrapped__ = user_build
             build.__doc__ = user_build.__doc__
             cls.build = build

@@ -15,6 +15,7 @@ from tapegrad.keras import _tf as tf
 from tapegrad.core.state import STATE
 from tapegrad.keras import backend, initializers
 from tapegrad.keras.layers.base import set_variable_path, variable_path
+from tapegrad.train import checkpoint
 
 
 class _TensorOps:
@@ -147,6 +148,7 @@ class Optimizer:
         self._var_slots = {id(v): [s[i] for s in self._slot_vars]
                            for i, v in enumerate(var_list)}
         self.built = True
+        checkpoint.restore_pending()  # a restore waiting for the slots
 
     def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
         init = initializers.get(initializer)
