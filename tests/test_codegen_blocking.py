@@ -119,7 +119,7 @@ def test_value_used_inside_and_outside_the_loop(small_blocks):
     def f(x, w, d, v):
         u = tf.matmul(tf.tanh(tf.matmul(x, w) * d), v)
         return u, tf.tanh(u) * u
-    check_blocked(f, x, w, d, v, expect=("cache-blocked loop", "out=t3[i:j]"))
+    check_blocked(f, x, w, d, v, expect=("cache-blocked loop", "out=u[i:j]"))
 
 
 def test_two_chains_in_one_program(small_blocks):

@@ -138,9 +138,9 @@ def test_pretty_printer():
         "  c0:f32[] = 2.0",
         "  t0:f32[2] = mul x c0",
         "  t1:f32[2] = add t0 w",
-        "  t2:f32[] = reduce_sum t1 axis=(0,) keepdims=False",
+        "  y:f32[] = reduce_sum t1 axis=(0,) keepdims=False",  # the user's name for it
         "  t3:f32[2] = add w x",
-        "  return (t2)",
+        "  return (y)",
         "  assign w <- t3",
         "}",
     ]

@@ -1,7 +1,8 @@
 """The picture's model: nodes, edges and clusters, built from a program or a tape.
 
 A node is a value's source (an input, a captured variable, a constant) or one primitive
-application, labelled with its output shapes and dtypes; derivative code (what a tape's
+application, labelled with its output shapes and dtypes (and the names of the generated code
+for values the user named: ``tanh / h: f32[5,4]``); derivative code (what a tape's
 gradient, a Jacobian or forward mode emitted while tracing) is told apart from the user's
 own operations. Control-flow sub-programs become clusters. Programs of more than
 ``max_nodes`` operations are summarised: one node per user line (and part), or, without
@@ -11,7 +12,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tapegrad.ir.core import Program, type_str
+from tapegrad.ir.core import Origin, Program, type_str
+from tapegrad.ir.names import value_names
+
+_NO = Origin("", "", False)
 
 
 class Node(NamedTuple):
@@ -47,6 +51,7 @@ def from_program(program, max_nodes=300):
 
 def _add_program(program, origins, nodes, edges, clusters, cluster, made):
     pre = f"{cluster}_" if cluster else ""
+    names = value_names(program)  # the generated code's names, shown for the user's values
     for v in program.inputs:
         made[v.name] = f"{pre}{v.name}"
         nodes.append(Node(made[v.name], f"{v.name}\n{type_str(v.shape, v.dtype)}", "input",
@@ -65,8 +70,9 @@ def _add_program(program, origins, nodes, edges, clusters, cluster, made):
         nid = f"{pre}e{k}"
         o = origins.get(e.outs[0].name)
         tip = f"{o.where}  {o.source}" if o else ""
-        nodes.append(Node(nid, f"{e.prim.name}\n{_types(e.outs)}", "op",
-                          bool(o and o.derivative), cluster, tip))
+        named = [names[v.name] for v in e.outs if origins.get(v.name, _NO).name]
+        label = f"{e.prim.name}\n{', '.join(named) + ': ' if named else ''}{_types(e.outs)}"
+        nodes.append(Node(nid, label, "op", bool(o and o.derivative), cluster, tip))
         for v in e.inputs:
             if v.name in made:
                 edges.append((made[v.name], nid))
@@ -97,8 +103,15 @@ def _const_label(c):
 
 
 def from_tape(tape, max_nodes=300):
-    """The ``Graph`` of what a ``GradientTape`` recorded (its entries, in order)."""
+    """The ``Graph`` of what a ``GradientTape`` recorded (its entries, in order).
+
+    Entries recorded while a gradient, a Jacobian or forward mode was computing (an outer
+    tape recording an inner tape's gradient, a persistent tape its own) are derivative code.
+    """
     nodes, edges, made = [], [], {}
+    derived = set()
+    for start, end in tape._derived:
+        derived.update(range(start, end))
     for k, (prim, args, _params, out) in enumerate(tape._entries):
         nid = f"e{k}"
         for a in args:
@@ -111,7 +124,8 @@ def from_tape(tape, max_nodes=300):
             edges.append((made[key], nid))
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         nodes.append(Node(nid, f"{prim.name}\n{', '.join(type_str(o.shape, o.dtype) for o in outs)}",
-                          "op"))
+                          "op", k in derived,
+                          tooltip="derivative code" if k in derived else ""))
         for o in outs:
             made[id(o)] = nid
     g = Graph("tape", tuple(nodes), tuple(dict.fromkeys(edges)), ())

@@ -75,12 +75,19 @@ class Equation(NamedTuple):
 
 
 class Origin(NamedTuple):
-    """Where an equation came from: the user's ``file:line``, that line's source text, and
-    whether a derivative pass (a tape's gradient, a Jacobian, forward mode) emitted it."""
+    """Where a value came from: the user's ``file:line``, that line's source text, and
+    whether a derivative pass (a tape's gradient, a Jacobian, forward mode) emitted it.
+
+    ``name``: the user's name for the value where the tracer learned one (``h``, or ``h_ct``
+    for the cotangent of ``h``); a hint that ``ir/names.py`` makes unique. ``of``: for
+    derivative code, the program's name of the value whose record the derivative pass was
+    differentiating when it emitted this one ("" if none)."""
 
     where: str
     source: str
     derivative: bool
+    name: str = ""
+    of: str = ""
 
 
 def make_params(params):

@@ -13,25 +13,35 @@
 import numpy as np
 
 from tapegrad.ir.core import type_str
+from tapegrad.ir.names import value_names
 
 _MAX_CONST = 6  # constants with more elements are shown by type only
 
 
 def pretty(program):
-    """The program as readable text (see the module docstring for the format)."""
-    head = [repr(v) for v in program.inputs]
-    head += [f"captured {v!r}" for v in program.captures]
+    """The program as readable text (see the module docstring for the format). Values are
+    shown under the names the generated code gives them (``ir/names.py``)."""
+    names = value_names(program)
+
+    def typed(v):
+        return f"{names.get(v.name, v.name)}:{type_str(v.shape, v.dtype)}"
+
+    def name(v):
+        return names.get(v.name, v.name)
+
+    head = [typed(v) for v in program.inputs]
+    head += [f"captured {typed(v)}" for v in program.captures]
     lines = [f"program {program.name}({', '.join(head)}) {{"]
     for c in program.constants:
-        lines.append(f"  {c.var!r} = {_const_str(c.value)}")
+        lines.append(f"  {typed(c.var)} = {_const_str(c.value)}")
     for e in program.equations:
-        outs = ", ".join(repr(v) for v in e.outs)
-        args = " ".join(v.name for v in e.inputs)
+        outs = ", ".join(typed(v) for v in e.outs)
+        args = " ".join(name(v) for v in e.inputs)
         params = " ".join(f"{k}={_param_str(v)}" for k, v in e.params)
         lines.append("  " + " ".join(s for s in (f"{outs} =", e.prim.name, args, params) if s))
-    lines.append(f"  return ({', '.join(v.name for v in program.outputs)})")
+    lines.append(f"  return ({', '.join(name(v) for v in program.outputs)})")
     for i, v in program.updates:
-        lines.append(f"  assign {program.captures[i].name} <- {v.name}")
+        lines.append(f"  assign {name(program.captures[i])} <- {name(v)}")
     lines.append("}")
     return "\n".join(lines)
 

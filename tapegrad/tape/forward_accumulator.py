@@ -10,7 +10,7 @@ import weakref
 from tapegrad.primitives.api import cast, convert_to_tensor, zeros
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor
-from tapegrad.tape.gradient_tape import UnconnectedGradients, _unconnected
+from tapegrad.tape.gradient_tape import UnconnectedGradients, _recording_derivatives, _unconnected
 from tapegrad.tape.rules import jvp_of
 from tapegrad.util import nest
 
@@ -103,7 +103,9 @@ class ForwardAccumulator:
         if ts is None or out.dtype.kind not in "fc":
             return
         # Only recorders outside this one see the JVP computation (that is how nesting works).
-        with swap_recorders(recorders[:index]):
+        # Outer tapes note what they record there as derivative code.
+        outer = recorders[:index]
+        with _recording_derivatives(outer) if outer else swap_recorders(outer):
             t = jvp_of(prim, args, params, out, ts)
         if t is not None:
             self._put(out, t)

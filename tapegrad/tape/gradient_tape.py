@@ -83,7 +83,8 @@ class GradientTape:
 
     mode = "reverse"  # the kind of recorder (custom_gradient asks it)
     __slots__ = ("_persistent", "_watch_accessed_variables", "_entered", "_paused", "_used",
-                 "_lazy", "_entries", "_watched", "_keep", "_variables", "__weakref__")
+                 "_lazy", "_entries", "_watched", "_keep", "_variables", "_derived",
+                 "__weakref__")
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
@@ -99,6 +100,7 @@ class GradientTape:
         self._watched = set()
         self._keep = []          # watched tensors and variables, kept alive
         self._variables = {}     # uid -> watched Variable
+        self._derived = []       # (start, end): entries recorded by a derivative computation
 
     # -- context --------------------------------------------------------------------------
     def __enter__(self):
@@ -277,7 +279,7 @@ class GradientTape:
             rec = lazy.get(id(t))
             if rec is None or rec[0]() is not t:
                 return t
-            with swap_recorders([r for r in STATE.recorders if r is not self] + [self]):
+            with _recording_derivatives([r for r in STATE.recorders if r is not self] + [self]):
                 again = rec[1]()
             return t if again is None else again
         return nest.map_structure(one, target)
@@ -369,10 +371,10 @@ class GradientTape:
     def _backward(self, entries, seeds, source_ids):
         """The reverse pass, recorded by whoever records this tape's gradients."""
         recs = self._recorders_for_backward()
-        if recs == STATE.recorders:  # usually: skip the switch
+        if not recs and not STATE.recorders:  # usually: nothing to switch, nothing records
             cts = backward(entries, seeds, source_ids)
         else:
-            with swap_recorders(recs):
+            with _recording_derivatives(recs):
                 cts = backward(entries, seeds, source_ids)
         if self._persistent:
             self._remember_grads(cts, seeds, source_ids)
@@ -453,7 +455,7 @@ class GradientTape:
                                               chunk_size=chunk_size,
                                               loop=not experimental_use_pfor)
             return out
-        with swap_recorders(self._recorders_for_backward()):
+        with _recording_derivatives(self._recorders_for_backward()):
             out = compute()
         if self._persistent:
             for i, j in enumerate(out):
@@ -522,10 +524,32 @@ class GradientTape:
             return jacobians.tape_batch_jacobian(entries, target, source, mode=mode,
                                                  chunk_size=chunk_size,
                                                  loop=not experimental_use_pfor)
-        with swap_recorders(self._recorders_for_backward()):
+        with _recording_derivatives(self._recorders_for_backward()):
             j = compute()
         if self._persistent:
             self._remember(j, compute)
         if j is None:  # TensorFlow returns zeros here whatever unconnected_gradients says
             j = zeros(tuple(target.shape) + tuple(source.shape[1:]), dtype=target.dtype)
         return j
+
+
+class _recording_derivatives:
+    """``swap_recorders(recs)`` for a derivative computation: each tape in ``recs`` notes
+    the entries it records meanwhile as derivative code (``tf.draw`` tells them apart)."""
+
+    __slots__ = ("swap", "marks")
+
+    def __init__(self, recs):
+        self.swap = swap_recorders(recs)
+        self.marks = [(r, r._entries, len(r._entries)) for r in recs
+                      if isinstance(r, GradientTape)]
+
+    def __enter__(self):
+        self.swap.__enter__()
+
+    def __exit__(self, *exc):
+        self.swap.__exit__(*exc)
+        for tape, entries, start in self.marks:
+            if tape._entries is entries and len(entries) > start:  # not used up meanwhile
+                tape._derived.append((start, len(entries)))
+        return False

@@ -1,11 +1,12 @@
 """Code generation: a ``Program`` becomes readable straight-line NumPy source, compiled once.
 
 Each equation becomes one line, rendered from its primitive's ``emit`` format string
-(``{0}``, ``{1}``: input names; ``{args}``: all inputs; ``{name}``: a param). Names are the
-IR's, so the printed program and the code say the same ``t7`` (inputs and captured variables
-keep their traced names; a name that is not a free identifier gets a fresh ``c``/``t`` one).
-Where the user's line changes, a comment quotes it (``# model.py:12  h = tf.tanh(x @ w)``),
-and derivative code says which line asked for it; a comment names the primitive where the
+(``{0}``, ``{1}``: input names; ``{args}``: all inputs; ``{name}``: a param). Values are named
+as the printed program names them (``ir/names.py``): after the user's variables where the
+tracer learned them (``h``, its cotangent ``h_ct``, its tangent ``h_dot``), else the IR's
+``t7``. Where the user's line changes, a comment quotes it (``# model.py:12  h = tf.tanh(x @
+w)``); derivative code says which line asked for it and, per user line it differentiates,
+``# d/dh of: model.py:12  h = tf.tanh(x @ w)``. A comment names the primitive where the
 expression does not show it. Helpers named in emit strings come from ``EMIT_HELPERS`` dicts of the primitive
 modules (or the module defining the primitive); a primitive without a usable emit string is
 called through its ``impl``.
@@ -30,15 +31,14 @@ c0 = frozen(np.float32(2.0))
 <BLANKLINE>
 def f(x):
     t0 = np.tanh(x)
-    t1 = t0 * c0
-    return t1
+    y = t0 * c0
+    return y
 <BLANKLINE>
 """
 import ast
 import builtins
 import importlib
 import itertools
-import keyword
 import linecache
 import operator
 import re
@@ -51,6 +51,7 @@ import numpy as np
 from tapegrad.trace.blocking import Region, regions, render_region, schedule
 from tapegrad.trace.emit_forms import fast_form, ufunc_of
 from tapegrad.ir.core import NameGen, frozen_array
+from tapegrad.ir.names import line_values, usable, value_names
 from tapegrad.util.blas import adaptive, is_threaded, program_work
 
 OUT_MIN_SIZE = 256  # below this many elements, out= buys nothing (measured)
@@ -164,8 +165,7 @@ _QUOTED = re.compile(r"[A-Za-z0-9_.,\->]*\Z")
 
 def identifier(name):
     """``name`` if it is a plain identifier (no keyword, no dunder), else ``ValueError``."""
-    if not (isinstance(name, str) and name.isidentifier() and name.isascii()
-            and not keyword.iskeyword(name) and not name.startswith("__")):
+    if not usable(name):
         raise ValueError(f"codegen: {name!r:.60} cannot be a name in generated code")
     return name
 
@@ -243,51 +243,62 @@ def _array_constants(program):
 
 
 def _rename(program, taken):
-    """Stable names, the IR's own where they can be: the generated code and the printed
-    program then say the same ``t7``. Inputs and captures keep theirs; a constant or
-    intermediate whose IR name is not a free identifier gets a fresh ``c``/``t`` name.
-
-    Names in ``taken`` (the namespace) and the argument names are never reused, so an
-    argument called ``t0`` cannot clash with an intermediate.
-    """
-    args = [identifier(v.name) for v in program.inputs + program.captures]
-    ren = {n: n for n in args}
-    gen = NameGen(set(taken) | set(args))
-    used = set(taken) | set(args)
-
-    def name(v, prefix):
-        n = v.name
-        if n.isidentifier() and not keyword.iskeyword(n) and n not in used:
-            used.add(n)
-            gen.taken.add(n)
-            return n
-        return gen(prefix)
-
-    for c in program.constants:
-        ren[c.var.name] = name(c.var, "c")
-    for e in program.equations:
-        for v in e.outs:
-            ren[v.name] = name(v, "t")
-    return ren
+    """The values' names (``ir/names.py``: the user's where the tracer learned them, else
+    the IR's), the same the printed program shows. Argument names are checked; names in
+    ``taken`` (the namespace) are never used for values."""
+    for v in program.inputs + program.captures:
+        identifier(v.name)
+    return value_names(program, taken)
 
 
 _OPERATOR_FORM = re.compile(r"^-?\w+( [-+*/@%] \w+)?$")
 
 
-def _source_comments(program):
-    """``{equation index: comment}`` where the user's line changes: the line that made the
-    values, or, for derivative code, the line that asked for the derivative."""
+def _source_comments(program, ren):
+    """``{equation index: comment lines}`` where the code changes its user line.
+
+    User code quotes its line (``# model.py:12  h = tf.tanh(x @ w)``). Derivative code says
+    which line asked for it (``# derivative code, from model.py:14  g.gradient(loss, x)``),
+    then, per user line it differentiates, ``# d/dh of: model.py:12  h = tf.tanh(x @ w)``,
+    with ``h`` the value the line made (``ir/names.py``, ``line_values``).
+    """
     origins = program.origin_of()
-    out, last = {}, None
+    line_of = line_values(program)
+    out, last, asked = {}, None, None
+
+    def quote(o):
+        return f"{o.where}  {o.source}".rstrip()
+
     for i, e in enumerate(program.equations):
         o = origins.get(e.outs[0].name)
         if o is None or o.where.startswith("<"):  # no file to quote (exec, doctest, REPL)
             continue
-        key = (o.where, o.derivative)
-        if key != last:
-            text = f"{o.where}  {o.source}".rstrip()
-            out[i] = f"# derivative code, from {text}" if o.derivative else f"# {text}"
-            last = key
+        lines = []
+        if not o.derivative:
+            key = ("user", o.where)
+            # forward mode's tangents sit between a line's equations: no repeat for those
+            if key != last and not (last and last[0] == "d/d" and last[2] == o.where):
+                lines.append(f"# {quote(o)}")
+            asked = None
+        else:
+            rep = line_of.get(o.of)
+            primal = origins.get(rep) if rep else None
+            if primal is None or primal.where.startswith("<"):
+                key = ("derivative", o.where)
+                if key != last:
+                    lines.append(f"# derivative code, from {quote(o)}")
+                asked = o.where
+            else:
+                key = ("d/d", rep, primal.where)
+                if o.where not in (asked, primal.where):  # forward mode asks on the line
+                    lines.append(f"# derivative code, from {quote(o)}")
+                    asked = o.where
+                if key != last:
+                    name = ren.get(rep) or primal.name or rep
+                    lines.append(f"# d/d{name} of: {quote(primal)}")
+        if lines:
+            out[i] = lines
+        last = key
     return out
 
 
@@ -369,11 +380,11 @@ def generate(program, fn_name=None):
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
     pos = {k: i for i, k in enumerate(flat)}
     made_by = {v.name: e for e in eqs for v in e.outs}
-    comments = _source_comments(program)
+    comments = _source_comments(program, ren)
     for item in order:
         first = item.eqs[0] if isinstance(item, Region) else item
-        if first in comments:
-            body.append("    " + comments[first][:96])
+        for line in comments.get(first, ()):
+            body.append("    " + line[:96])
         if isinstance(item, Region):
             body += render_region(item, program, ren, gen)
             continue

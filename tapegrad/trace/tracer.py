@@ -17,15 +17,14 @@ derivative computations they perform on symbolic tensors are recorded like any o
 >>> print(b.build([y]))
 program double(x:f32[2]) {
   c0:f32[] = 2.0
-  t0:f32[2] = mul x c0
-  return (t0)
+  y:f32[2] = mul x c0
+  return (y)
 }
 """
 import builtins
 import contextlib
 import keyword
 import linecache
-import os
 import re
 
 import numpy as np
@@ -33,30 +32,14 @@ import numpy as np
 from tapegrad.core.dispatch import _op_error
 from tapegrad.core.state import STATE, swap_recorders
 from tapegrad.core.tensor import Tensor
-from tapegrad.ir.core import Const, Equation, NameGen, Origin, Program, Var, make_params
+from tapegrad.ir.core import Const, Equation, NameGen, Program, Var, make_params
 from tapegrad.ir.passes import compress
 from tapegrad.primitives.api import cast
-from tapegrad.util.frames import PACKAGE_DIR, user_frame
+from tapegrad.trace.naming import Namer
+from tapegrad.util.frames import user_frame
 
 # Names an argument of generated code must not take: keywords, NumPy, builtins.
 _RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np"}
-
-
-# Modules whose frames on the stack mean "a derivative pass is emitting this equation".
-_DERIVATIVE_FILES = tuple(os.path.join(PACKAGE_DIR, *p) for p in (
-    ("tape", "backward.py"), ("tape", "forward_accumulator.py"), ("tape", "jacobians.py"),
-    ("compile", "derivative_cache.py")))
-
-
-def origin():
-    """The ``Origin`` of an equation being emitted: the innermost frame outside tapegrad,
-    and whether a derivative pass is between it and here."""
-    f, _, derivative = user_frame(1, through=_DERIVATIVE_FILES)
-    if f is None:
-        return Origin("<unknown>", "", derivative)
-    name = f.f_code.co_filename
-    return Origin(f"{os.path.basename(name)}:{f.f_lineno}",
-                  linecache.getline(name, f.f_lineno).strip(), derivative)
 
 
 class OperatorNotAllowedInGraphError(TypeError):
@@ -161,6 +144,7 @@ class GraphBuilder:
         self._current = {}             # variable uid -> Var of its latest value
         self.lifted, self._lifted_of = [], {}
         self.origins = {}              # Var name -> Origin (ir/core.py)
+        self.namer = Namer(self)       # notes origins and the user's names (trace/naming.py)
         self.sizes = None              # symbolic.Sizes in a trace for all sizes
         self.sym_shapes = {}           # Var name -> shape holding SymInts
         # tf.Variable creation (TensorFlow's rule: only on a function's first call); the
@@ -240,9 +224,7 @@ class GraphBuilder:
         return syms if multi else syms[0]
 
     def _note_origin(self, outs):
-        o = origin()
-        for v in outs:
-            self.origins[v.name] = o
+        self.namer.note(outs)
 
     def _emit_sized(self, prim, args, ins, params, multi):
         """``emit`` in a trace with symbolic sizes (see trace/symbolic.py)."""
@@ -343,7 +325,7 @@ class GraphBuilder:
                         if self._current[uid] != self.captures[i])
         return Program(tuple(self.inputs) + tuple(v for _, v in self.lifted),
                        tuple(self.captures), tuple(self.constants), tuple(self.equations),
-                       outs, updates, self.name, tuple(self.origins.items()))
+                       outs, updates, self.name, self.namer.origins())
 
 
 @contextlib.contextmanager

@@ -20,14 +20,15 @@ def user_frame(depth=1, through=()):
 
     ``depth`` counts frames from the caller of ``user_frame`` (1: its caller's caller, the
     usual start); ``stacklevel`` is what ``warnings.warn`` needs, from the caller's point of
-    view, to name that frame; ``crossed`` says whether a frame from one of the ``through``
-    files (absolute paths or path prefixes) was passed on the way. ``frame`` is None when the
-    whole stack is tapegrad's."""
-    f, level, crossed = sys._getframe(depth + 1), depth + 1, False
+    view, to name that frame; ``crossed`` is the innermost frame from one of the ``through``
+    files (absolute paths or path prefixes) passed on the way, or None. ``frame`` is None
+    when the whole stack is tapegrad's."""
+    f, level, crossed = sys._getframe(depth + 1), depth + 1, None
     while f is not None:
         name = os.path.abspath(f.f_code.co_filename)
         if not name.startswith(PACKAGE_DIR):
             return f, level, crossed
-        crossed = crossed or (bool(through) and name.startswith(through))
+        if crossed is None and through and name.startswith(through):
+            crossed = f
         f, level = f.f_back, level + 1
     return None, level, crossed
