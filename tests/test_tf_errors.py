@@ -115,6 +115,40 @@ def test_numbers_mixed_with_strings_raise(value):
         tf.constant(value)
 
 
+# TensorFlow infers a Python sequence's type from its first element (values from TF 2.21):
+# a bool first admits only bools, a real number first admits no complex number.
+@pytest.mark.parametrize("value", [
+    [True, 1], [[True, False], [1, 2]], [True, np.int32(1)], [np.bool_(True), 1], [True, 1.5],
+    [1, 1j], [1.5, 1j], [[1.5], [1j]], [1, 2.5, 1j], [np.float64(1.0), 1j], [1, [2]]])
+def test_sequences_of_mixed_types_raise(value):
+    with pytest.raises(ValueError, match="mixed types"):
+        tf.constant(value)
+
+
+@pytest.mark.parametrize("value, dtype, expected", [
+    ([1, True], "int32", [1, 1]), ([1.5, True], "float32", [1.5, 1.0]),
+    ([[1, 2], [True, False]], "int32", [[1, 2], [1, 0]]), ([True, False], "bool", [True, False]),
+    ([1j, 1], "complex128", [1j, 1]), ([1j, True], "complex128", [1j, 1]),
+    (1j, "complex128", 1j), ([np.float64(1.0), np.float32(2.0)], "float64", [1.0, 2.0]),
+    ([1, np.float64(2.5)], "float32", [1.0, 2.5]), ([np.array(1.0), 2.5], "float64", [1.0, 2.5])])
+def test_sequence_types_follow_the_first_element(value, dtype, expected):
+    t = tf.constant(value)
+    assert t.dtype.name == dtype
+    np.testing.assert_array_equal(t.numpy(), np.array(expected, dtype=dtype))
+
+
+def test_a_requested_dtype_admits_bools_but_not_a_late_complex():
+    assert tf.constant([True, 1], dtype=tf.int32).numpy().tolist() == [1, 1]
+    assert tf.convert_to_tensor([True, 1.5], dtype_hint=tf.float32).dtype == tf.float32
+    with pytest.raises(ValueError, match="mixed types"):
+        tf.constant([1, 1j], dtype=tf.complex64)
+
+
+def test_ragged_sequences_get_tensorflows_message():
+    with pytest.raises(ValueError, match="non-rectangular"):
+        tf.constant([[1, 2], [3]])
+
+
 @pytest.mark.parametrize("arr", [np.array([1, "a"], dtype=object),
                                  np.array([1.0, 2.0], dtype=object),
                                  np.array([[1, 2]], dtype=object)])

@@ -316,22 +316,31 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     try:
         arr = np.asarray(value)
     except ValueError as e:
+        if isinstance(value, (list, tuple)):
+            raise ValueError(_ragged_message(value)) from None
         raise ValueError(f"Cannot convert {value!r} to a tensor: {e}") from None
     if arr.dtype == object or arr.dtype.kind in "uUSf":
         _check_python_values(value, arr, dtype)
     want = dtype or _dt.as_dtype(dtype_hint)
     inferred = want is None
+    first = _first_leaf(value) if isinstance(value, (list, tuple)) else value
+    if arr.dtype.kind == "c" and not _is_complex(first):
+        # TensorFlow infers a sequence's type from its first element: a complex number
+        # after a real one is "mixed", whatever dtype was asked for
+        raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
     if want is None:
+        if arr.dtype.kind != "b" and _is_bool(first):
+            raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
         if arr.dtype.kind == "f":
-            # a list of NumPy floats (a list of float64 arrays, say) keeps the first one's
-            # dtype, as TensorFlow infers it; Python floats alone are float32
-            want = _numpy_float_dtype(value) if isinstance(value, (list, tuple)) else None
-            want = want or _dt.float32
+            # a sequence that starts with a NumPy float (a float64 array, say) keeps its
+            # dtype, as TensorFlow infers it; Python floats are float32
+            want = first.dtype if isinstance(first, (np.ndarray, np.generic)) \
+                and first.dtype.kind == "f" else _dt.float32
         elif arr.dtype.kind in "iu":
             want = _dt.int32 if arr.size == 0 or (
                 arr.min() >= -2**31 and arr.max() < 2**31) else _dt.int64
         elif arr.dtype.kind == "c":
-            want = _dt.complex64
+            want = _dt.complex128  # TensorFlow's type for Python complex numbers
     if want is not None and arr.dtype != want:
         wide = arr
         if inferred:
@@ -386,16 +395,31 @@ def _object_array(arr):
     return np.array(flat.tolist()).reshape(arr.shape) if flat.size else arr.astype(str)
 
 
-def _numpy_float_dtype(seq):
-    for v in seq:
-        if isinstance(v, (np.ndarray, np.generic)):
-            if v.dtype.kind == "f":
-                return v.dtype
-        elif isinstance(v, (list, tuple)):
-            d = _numpy_float_dtype(v)
-            if d is not None:
-                return d
-    return None
+def _first_leaf(seq):
+    """The first number (or array) of a nested sequence: TensorFlow infers the type from it."""
+    while isinstance(seq, (list, tuple)) and seq:
+        seq = seq[0]
+    return seq
+
+
+def _is_bool(v):
+    return isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype.kind == "b")
+
+
+def _is_complex(v):
+    return isinstance(v, complex) or (isinstance(v, (np.ndarray, np.generic))
+                                      and v.dtype.kind == "c")
+
+
+def _ragged_message(seq):
+    """TensorFlow's message for a sequence NumPy cannot make rectangular: numbers next to
+    lists are "mixed types", lists of different lengths are "non-rectangular"."""
+    def mixed(s):
+        kinds = {isinstance(v, (list, tuple)) for v in s}
+        return len(kinds) > 1 or any(mixed(v) for v in s if isinstance(v, (list, tuple)))
+    if mixed(seq):
+        return "Can't convert Python sequence with mixed types to Tensor."
+    return "Can't convert non-rectangular Python sequence to Tensor."
 
 
 def _safe_cast(arr, dtype, orig):
