@@ -135,3 +135,21 @@ def test_integer_folds_still_apply():
         x = b.add_input((3,), "int32", "x")
         p = b.build([(x * 0 + x * 1 - 0) * 1 + 0])
     assert optimize(p).equations == ()
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, -1])
+def test_integer_powers_of_scalars_and_arrays_agree_bit_for_bit(n):
+    """A 0-d result is a NumPy scalar, whose own ``**`` calls C's pow: (2y)**3 at this y was
+    1.6366139e+20 in eager scalar code and 1.636614e+20 for arrays, vmap and tf.function."""
+    y = np.float32(2.734967e6)
+    xs = np.array([y, -y, np.float32(1.1), np.float32(3e-20)], np.float32)
+
+    def f(a):
+        return (a + a) ** n
+    batched = f(tf.constant(xs)).numpy()
+    mapped = tf.vmap(f)(tf.constant(xs)).numpy()
+    compiled = tf.function(f)
+    for k, v in enumerate(xs):
+        eager = f(tf.constant(v)).numpy()
+        assert eager.tobytes() == batched[k].tobytes() == mapped[k].tobytes()
+        assert compiled(tf.constant(v)).numpy().tobytes() == eager.tobytes()

@@ -164,11 +164,17 @@ def _integer_pow_validate(x, *, y):
         raise ValueError("integer_pow: integers cannot be raised to a negative power")
 
 
+def _ipow(x, y):
+    """``x ** y`` with NumPy's power ufunc, for arrays and NumPy scalars alike: a NumPy
+    scalar's own ``**`` calls C's pow, which can differ from the ufunc's vector loop in the
+    last bit, so eager (0-d results are NumPy scalars) and compiled code would disagree."""
+    return xp.multiply(x, x) if y == 2 else xp.power(x, y)
+
+
 integer_pow_p = Primitive(
-    "integer_pow", lambda x, y: x * x if y == 2 else x ** y, nin=1, emit="{0} ** {y}",
+    "integer_pow", _ipow, nin=1, emit="_ipow({0}, {y})",
     vjp=(lambda g, ans, x, *, y: _integer_pow_vjp(g, x, y),),
     jvp=(lambda t, ans, x, *, y: _integer_pow_vjp(t, x, y),),
-    # bools: x * x stays bool, x ** 2 does not; the generated code writes the latter
     abstract=elementwise(no_bool(_same, "integer_pow")), validate=_integer_pow_validate,
     batch=lambda args, batched, *, y: integer_pow_p.bind_raw(args[0], y=y),
     elementwise=True, identities=identities.integer_pow)
