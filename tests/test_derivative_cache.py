@@ -299,7 +299,7 @@ def test_replay_recognises_a_training_loop_and_matches_the_interpreter(fresh_cac
     assert derivative_cache.replay_hits() >= 2
 
 
-@pytest.mark.parametrize("change", ["prim", "param", "leaf", "dead leaf", "sources"])
+@pytest.mark.parametrize("change", ["prim", "param", "leaf dtype", "sources"])
 def test_replay_falls_back_when_anything_differs(change, fresh_cache):
     rng = np.random.default_rng(8)
     x = tf.constant(rng.standard_normal((5, 4)))
@@ -312,11 +312,10 @@ def test_replay_falls_back_when_anything_differs(change, fresh_cache):
         kw = {"shape_op": tf.sin}  # same length, same first and last primitive
     elif change == "param":
         kw = {"axis": 1}
-    elif change == "leaf":
-        x = tf.constant(rng.standard_normal((5, 4)))  # another object, same shape
-    elif change == "dead leaf":
-        ws = [tf.constant(w.numpy()) for w in ws]
-    got = _loop_grad(x, ws[:2] + [ws[2]], **kw) if change != "sources" else None
+    elif change == "leaf dtype":
+        x = tf.constant(x.numpy().astype(np.float32))
+        ws = [tf.constant(w.numpy().astype(np.float32)) for w in ws]
+    got = _loop_grad(x, ws, **kw) if change != "sources" else None
     if change == "sources":
         with tf.GradientTape() as g:
             g.watch(ws)
@@ -330,6 +329,68 @@ def test_replay_falls_back_when_anything_differs(change, fresh_cache):
         want = _loop_reference(x, ws, **kw)
     _assert_same([t.numpy() for t in got], [t.numpy() for t in want])
     assert derivative_cache.replay_hits() == before
+
+
+def test_replay_falls_back_when_one_object_fills_two_leaves_places(fresh_cache):
+    # remembered: x @ w0 @ w1 @ w2 with four distinct leaves; now x is w0 itself (same shape,
+    # same sources): the key numbers it once, so it is another structure
+    rng = np.random.default_rng(8)
+    ws = [tf.constant(rng.standard_normal((4, 4))) for _ in range(3)]
+    x = tf.constant(rng.standard_normal((4, 4)))
+    for _ in range(4):
+        _loop_grad(x, ws)
+    before = derivative_cache.replay_hits()
+    got = _loop_grad(ws[0], ws)
+    assert derivative_cache.replay_hits() == before
+    _assert_same([t.numpy() for t in got], [t.numpy() for t in _loop_reference(ws[0], ws)])
+
+
+@pytest.mark.parametrize("change", ["leaf", "dead leaf"])
+def test_replay_takes_new_leaves_of_the_same_shape_and_dtype(change, fresh_cache):
+    # a new object in a leaf's place (an inner gradient's seed, a constant made each step)
+    # leaves the structure key as it was: the replay takes it, with its values
+    rng = np.random.default_rng(8)
+    x = tf.constant(rng.standard_normal((5, 4)))
+    ws = [tf.constant(rng.standard_normal((4, 4))) for _ in range(3)]
+    for _ in range(4):
+        _loop_grad(x, ws)
+    before = derivative_cache.replay_hits()
+    kept = x if change == "leaf" else None  # "dead leaf": the remembered one dies
+    x = tf.constant(rng.standard_normal((5, 4)))  # another object, other values
+    got = _loop_grad(x, ws)
+    del kept
+    assert derivative_cache.replay_hits() == before + 1
+    _assert_same([t.numpy() for t in got], [t.numpy() for t in _loop_reference(x, ws)])
+
+
+def test_replay_of_an_inner_gradients_fresh_seed(fresh_cache):
+    # a nested step (PINN-like): the outer tape records the inner gradient, whose seed of
+    # ones is a new leaf every step; the outer gradient is replayed and stays exact
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.standard_normal((6, 2)))
+    ws = [tf.constant(rng.standard_normal((2, 3))), tf.constant(rng.standard_normal((3, 1)))]
+
+    def step():
+        with tf.GradientTape() as outer:
+            outer.watch(ws)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                u = tf.matmul(tf.tanh(tf.matmul(x, ws[0])), ws[1])
+            du = inner.gradient(u, x)
+            loss = tf.reduce_mean(du * du) + tf.reduce_mean(u * u)
+        return outer.gradient(loss, ws)
+
+    for _ in range(4):
+        step()
+    before = derivative_cache.replay_hits()
+    got = step()
+    assert derivative_cache.replay_hits() == before + 1
+    tf.config.set_derivative_cache(False)
+    try:
+        want = step()
+    finally:
+        tf.config.set_derivative_cache(True)
+    _assert_same([t.numpy() for t in got], [t.numpy() for t in want])
 
 
 def test_an_unconnected_source_is_never_replayed(fresh_cache):

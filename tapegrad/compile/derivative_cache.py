@@ -75,9 +75,10 @@ def gradient(entries, n, seeds, source_ids):
         return None
     where = (n, entries[0][0], entries[n - 1][0])
     rep = _replays.get(where)
-    if rep is not None and rep.matches(entries, n, seeds, source_ids):
+    leaves = rep.matches(entries, n, seeds, source_ids) if rep is not None else None
+    if leaves is not None:
         _replay_hits[0] += 1
-        compiled, leaves, sources = rep.compiled, rep.leaves(), rep.sources
+        compiled, sources = rep.compiled, rep.sources
     else:
         # sources in a canonical order (a set's order follows ids, which change every step)
         found = _find(entries, n, seeds, source_ids, "gradient", sort_sources=True)
@@ -163,49 +164,72 @@ class _Replay:
     """The last tape whose gradient ran a compiled pass, for checking the next one cheaply.
 
     A training loop's tapes differ from step to step only in their intermediate tensors:
-    the primitives, params and wiring are the same, and so are the leaves (variables, the
-    data, cached constants) — the same objects. So instead of building and hashing the
+    the primitives, params and wiring are the same, and so are most leaves (variables, the
+    data, cached constants): the same objects. So instead of building and hashing the
     structure key, ``matches`` walks the new tape once with identity checks: each argument
-    is either the output of the entry the key names, or the very leaf object the key was
-    made with (held weakly; a leaf's shape and dtype cannot change). Anything else falls
-    back to the key.
+    is either the output of the entry the key names, or a leaf in the key's place. A leaf
+    is the very object the key was made with (held weakly; a leaf's shape and dtype cannot
+    change), or a new one of the same shape and dtype that nothing else on the tape is
+    (the seed of an inner gradient, a constant made each step: the key numbers leaves by
+    first use and records only their shapes and dtypes, so the key is the same). Anything
+    else falls back to the key.
     """
 
-    __slots__ = ("compiled", "plan", "leaf_refs", "seeds", "source_ids", "sources")
+    __slots__ = ("compiled", "plan", "leaf_refs", "leaf_types", "seeds", "source_ids",
+                 "sources")
 
     def __init__(self, compiled, key, entries, n, leaves, seeds, sources):
         self.compiled, self.sources = compiled, sources
         self.plan = [(entries[k][0], key[k][1], entries[k][2]) for k in range(n)]
         self.leaf_refs = [weakref.ref(a) for a in leaves]
+        self.leaf_types = [(a._value.shape, a._value.dtype) for a in leaves]
         self.seeds = [(next(k for k in range(n) if id(entries[k][3]) == sid),
                        g._value.shape, g._value.dtype) for sid, g in seeds.items()]
         self.source_ids = {sid for _, sid in sources}
 
-    def leaves(self):
-        return [r() for r in self.leaf_refs]
-
     def matches(self, entries, n, seeds, source_ids):
+        """This tape's leaves, in the key's order, if its key is the remembered one's; else
+        None."""
         if source_ids != self.source_ids or len(seeds) != len(self.seeds):
-            return False
-        leaves = self.leaf_refs
+            return None
+        refs_ = self.leaf_refs
         plan = self.plan
+        got = [None] * len(refs_)  # the new tape's leaf in each place
+        placed = set()  # ids of the leaves placed so far: a leaf fills one place only
         for k in range(n):
             prim, args, params, out = entries[k]
             pprim, refs, pparams = plan[k]
             if prim is not pprim or type(out) is not Tensor or len(args) != len(refs) \
                     or (params != pparams if params or pparams else False):
-                return False
+                return None
             for a, r in zip(args, refs):
-                if (a is not entries[r][3]) if r >= 0 else (a is not leaves[-1 - r]()):
-                    return False
+                if r >= 0:
+                    if a is not entries[r][3]:
+                        return None
+                    continue
+                i = -1 - r
+                g = got[i]
+                if g is not None:
+                    if g is not a:
+                        return None
+                    continue
+                if id(a) in placed:
+                    return None
+                if a is not refs_[i]():
+                    v = getattr(a, "_value", None)
+                    if type(a) not in (Tensor, Variable) or \
+                            (v.shape, v.dtype) != self.leaf_types[i]:
+                        return None
+                got[i] = a
+                placed.add(id(a))
         for (sid, g), (k, shape, dtype) in zip(seeds.items(), self.seeds):
             if id(entries[k][3]) != sid or type(g) is not Tensor \
                     or g._value.shape != shape or g._value.dtype != dtype:
-                return False
+                return None
         for r, sid in self.sources:  # the same ids, and in the same places
-            if (id(entries[r][3]) if r >= 0 else id(leaves[-1 - r]())) != sid:
-                return False
-        return True
+            if (id(entries[r][3]) if r >= 0 else id(got[-1 - r])) != sid:
+                return None
+        return got
 
 
 def _key(entries, n, seeds, sources, sort_sources):

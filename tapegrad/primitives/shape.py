@@ -100,19 +100,23 @@ class Index:
     Wrapped so that it compares and hashes by value, which the graph passes need.
     """
 
-    __slots__ = ("key", "_h")
+    __slots__ = ("key", "_r", "_h")
 
     def __init__(self, key):
         self.key = key if isinstance(key, tuple) else (key,)
-        self._h = hash(repr(self))
+        self._r = self._text()  # compared on every replayed tape entry: made once
+        self._h = hash(self._r)
 
     def __hash__(self):
         return self._h
 
     def __eq__(self, other):
-        return isinstance(other, Index) and repr(self) == repr(other)
+        return isinstance(other, Index) and self._r == other._r
 
     def __repr__(self):
+        return self._r
+
+    def _text(self):
         parts = []
         for k in self.key:
             if isinstance(k, np.ndarray):
