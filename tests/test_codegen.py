@@ -361,6 +361,32 @@ def test_row_sums_eager_and_generated_equal_numpy(dtype, keepdims, shape):
     assert ("reduce_sum over the rows" in src) == blas
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape,axis", [((4, 3, 2), (0,)), ((4, 3, 2), (0, 1)),
+                                        ((6, 5, 5, 3), (0, 1, 2)), ((1, 1, 7), (0, 1)),
+                                        ((4, 3, 2), (1, 2)), ((4, 3, 2), (0, 2))])
+def test_sums_over_leading_axes_eager_and_generated_equal_numpy(dtype, keepdims, shape, axis):
+    # the bias gradient of a convolution: BLAS row sums of the array seen as a matrix
+    x = np.random.default_rng(3).uniform(-3, 3, shape).astype(dtype)
+    if dtype != "int32":
+        x.reshape(-1)[[0, 5]] = [np.inf, np.nan]
+    want = np.sum(x.astype(np.float64), axis=axis, keepdims=keepdims)
+    f = tf.function(lambda x: tf.reduce_sum(x, axis=axis, keepdims=keepdims))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    xt = np.ascontiguousarray(np.moveaxis(x, 0, -1))  # a transposed view of it, too
+    g = tf.function(lambda v: tf.reduce_sum(tf.transpose(v, (2, 0, 1)) if v.ndim == 3
+                                            else tf.transpose(v, (3, 0, 1, 2)), axis=axis,
+                                            keepdims=keepdims))
+    for got in (tf.reduce_sum(x, axis=axis, keepdims=keepdims), f(x), g(xt)):
+        assert got.dtype == x.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol * x.size)
+    src = f.get_concrete_function(tf.constant(x)).source()
+    blas = (dtype != "int32" and axis == tuple(range(len(axis)))
+            and int(np.prod(shape[:len(axis)])) > 1)
+    assert ("reduce_sum over the rows" in src) == blas
+
+
 def test_ir_and_code_use_the_same_names_and_quote_the_users_lines():
     w = tf.constant(np.ones((3, 2), "float32"))
 

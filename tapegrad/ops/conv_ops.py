@@ -1,10 +1,11 @@
-"""Convolution and pooling with TensorFlow's names, arguments and errors (``tf.nn.conv2d``...).
+"""Convolution with TensorFlow's names, arguments and errors (``tf.nn.conv2d``...).
 
 Everything is brought to the primitives' one layout (``primitives/conv.py``): channels last,
 explicit ``(lo, hi)`` padding pairs. Channels-first formats (``NCHW``) are transposed in and
 out (TensorFlow refuses them on the CPU; tapegrad runs them). Output shapes follow
 TensorFlow's formulas: 'VALID' gives ``ceil((n - (k-1)*d) / s)``, 'SAME' gives ``ceil(n / s)``
-with the padding split low-first.
+with the padding split low-first. Pooling, which shares these helpers, is in
+``ops/pool_ops.py``.
 """
 import numpy as np
 
@@ -15,7 +16,6 @@ from tapegrad.ops._convert import static_shape, tensor
 from tapegrad.ops.array_ops import reshape as _reshape
 from tapegrad.ops.array_ops import transpose as _transpose
 from tapegrad.primitives import conv as C
-from tapegrad.primitives import pooling as P
 
 _FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 
@@ -317,111 +317,6 @@ def conv3d_transpose(input, filters, output_shape, strides, padding="SAME",
     """
     return _conv_transpose(input, filters, output_shape, 3, strides, padding, data_format,
                            dilations, "conv3d_transpose")
-
-
-# ---- pooling ---------------------------------------------------------------------------------
-def _pool(prim, input, ksize, strides, padding, data_format, d, fn):
-    x = tensor(input)
-    if d is None:
-        if x.ndim not in (3, 4, 5):
-            raise ValueError(f"`input.shape.rank` must be 3, 4 or 5. Received: "
-                             f"input.shape={tuple(x.shape)} of rank {x.ndim}.")
-        d = x.ndim - 2
-    elif x.ndim != d + 2:
-        raise InvalidArgumentError(f"{fn}: tensor_in_shape must have {d} spatial dimensions, "
-                                   f"got shape {tuple(x.shape)}")
-    cf = _channels_first(data_format, d, fn)
-    window = _per_axis(ksize, d, fn, "ksize", cf)
-    strides = _per_axis(strides, d, fn, "strides", cf)
-    if any(k < 1 for k in window):
-        raise InvalidArgumentError(f"Sliding window ksize must be positive, got {window}")
-    if any(s < 1 for s in strides):
-        raise InvalidArgumentError(f"Stride must be > 0, but got {strides}")
-    if prim is P.avg_pool_p and not isinstance(padding, str):
-        raise TypeError(f"Expected string for argument 'padding' not {padding!r}.")
-    if prim is P.avg_pool_p and x.dtype.kind != "f":
-        raise InvalidArgumentError(f"{fn}: Value for attr 'T' of {x.dtype.name} is not in the "
-                                   "list of allowed values: half, bfloat16, float, double")
-    x = _to_last(x, cf)
-    spatial = tuple(x.shape[1:-1])
-    pads = _padding(padding, spatial, window, strides, (1,) * d, cf, fn)
-    _geometry(fn, spatial, window, strides, (1,) * d, pads)
-    y = bind(prim, x, window=window, strides=strides, padding=pads)
-    return _to_first(y, cf)
-
-
-def max_pool(input, ksize, strides, padding, data_format=None, name=None):
-    """Max pooling of a rank 3, 4 or 5 input (1-, 2-, 3-D).
-
-    >>> import tapegrad as tf
-    >>> tf.nn.max_pool(tf.reshape(tf.range(4.0), (1, 4, 1)), 2, 2, "VALID").numpy().ravel()
-    array([1., 3.], dtype=float32)
-    """
-    return _pool(P.max_pool_p, input, ksize, strides, padding, data_format, None, "max_pool")
-
-
-def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
-    """1-D max pooling of ``(N, W, C)``."""
-    return _pool(P.max_pool_p, input, ksize, strides, padding, data_format, 1, "max_pool1d")
-
-
-def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
-    """2-D max pooling of ``(N, H, W, C)``.
-
-    >>> import tapegrad as tf
-    >>> tf.nn.max_pool2d(tf.ones((1, 5, 5, 3)), 2, 2, "SAME").shape
-    (1, 3, 3, 3)
-    """
-    return _pool(P.max_pool_p, input, ksize, strides, padding, data_format, 2, "max_pool2d")
-
-
-def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
-    """3-D max pooling of ``(N, D, H, W, C)``."""
-    return _pool(P.max_pool_p, input, ksize, strides, padding, data_format, 3, "max_pool3d")
-
-
-def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
-    """Average pooling; with 'SAME' each window divides by its number of real elements.
-
-    >>> import tapegrad as tf
-    >>> tf.nn.avg_pool(tf.reshape(tf.range(3.0), (1, 3, 1)), 2, 2, "SAME").numpy().ravel()
-    array([0.5, 2. ], dtype=float32)
-    """
-    return _pool(P.avg_pool_p, input, ksize, strides, padding, data_format, None, "avg_pool")
-
-
-def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
-    """1-D average pooling of ``(N, W, C)``."""
-    return _pool(P.avg_pool_p, input, ksize, strides, padding, data_format, 1, "avg_pool1d")
-
-
-def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
-    """2-D average pooling of ``(N, H, W, C)``."""
-    return _pool(P.avg_pool_p, input, ksize, strides, padding, data_format, 2, "avg_pool2d")
-
-
-def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
-    """3-D average pooling of ``(N, D, H, W, C)``."""
-    return _pool(P.avg_pool_p, input, ksize, strides, padding, data_format, 3, "avg_pool3d")
-
-
-def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None,
-         dilations=None, name=None):
-    """``tf.nn.pool``: 'MAX' or 'AVG' pooling with an N-d ``window_shape``.
-
-    >>> import tapegrad as tf
-    >>> tf.nn.pool(tf.ones((1, 4, 4, 1)), [2, 2], "AVG", strides=[2, 2]).shape
-    (1, 2, 2, 1)
-    """
-    d = len(static_shape(window_shape))
-    if pooling_type not in ("MAX", "AVG"):
-        raise ValueError(f"{d}-D {pooling_type} pooling is not supported.")
-    if dilations is not None and any(r != 1 for r in _per_axis(dilations, d, "pool",
-                                                               "dilations", False)):
-        raise UnimplementedError("pool: dilated pooling is not implemented in tapegrad")
-    prim = P.max_pool_p if pooling_type == "MAX" else P.avg_pool_p
-    return _pool(prim, input, list(static_shape(window_shape)), strides, padding, data_format,
-                 d, "pool")
 
 
 def bias_add(value, bias, data_format=None, name=None):

@@ -11,7 +11,9 @@ from tapegrad.ops.array_ops import range as _range
 from tapegrad.ops.array_ops import stop_gradient
 from tapegrad.primitives import elementwise as E
 from tapegrad.ops import conv_ops as _conv_ops
+from tapegrad.ops import pool_ops as _pool_ops
 from tapegrad.ops.conv_ops import *  # noqa: F401,F403
+from tapegrad.ops.pool_ops import *  # noqa: F401,F403
 
 
 def relu(features, name=None):
@@ -173,5 +175,5 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", "") == __name__]
 __all__ += ["l2_normalize"]  # an alias of tf.math.l2_normalize, as in TensorFlow
-__all__ += [_n for _n in dir(_conv_ops) if not _n.startswith("_")  # convolution and pooling
-            and getattr(getattr(_conv_ops, _n), "__module__", "") == _conv_ops.__name__]
+__all__ += [_n for _m in (_conv_ops, _pool_ops) for _n in dir(_m)  # convolution and pooling
+            if not _n.startswith("_") and getattr(getattr(_m, _n), "__module__", "") == _m.__name__]

@@ -3,6 +3,8 @@
 Gradients are broadcast back with ``_expand``: the reduced axes are re-inserted as size-1
 axes and the cotangent is broadcast to the input's shape.
 """
+import math
+
 import numpy as np
 
 from tapegrad.primitives.api import (broadcast_to, cast, cumsum, equal, pad, reduce_sum, reshape,
@@ -133,17 +135,24 @@ def ones_vector(n, dtype):
 
 
 def sums_rows(x, axis):
-    """Whether ``reduce_sum`` over ``axis`` is the sum of a float matrix's rows, which BLAS
-    does as ``ones @ x`` 2-5x faster than NumPy's ``add.reduce`` along axis 0 (the bias
-    gradient of a dense layer), as accurately: both accumulate each column in order."""
-    return (len(axis) == 1 and axis[0] == 0 and len(x.shape) == 2 and x.shape[0] > 1
-            and x.dtype in _BLAS_FLOATS)
+    """Whether ``reduce_sum`` over ``axis`` sums the rows of a float array seen as a matrix:
+    the leading axes reduced, the others kept (the bias gradient of a dense layer, or of a
+    convolution over ``(N, H, W)``). BLAS does it as ``ones @ x`` 2-8x faster than NumPy's
+    ``add.reduce``, as accurately: both accumulate each column in order."""
+    k = len(axis)
+    if not 0 < k < len(x.shape) or tuple(axis) != tuple(range(k)) or x.dtype not in _BLAS_FLOATS:
+        return False
+    if len(x.shape) == 2:
+        return x.shape[0] > 1
+    return all(isinstance(s, (int, np.integer)) for s in x.shape) and math.prod(x.shape[:k]) > 1
 
 
 def _sum(x, axis, keepdims):
     if sums_rows(x, axis):
-        r = xp.matmul(ones_vector(x.shape[0], x.dtype), x)
-        return r.reshape(1, -1) if keepdims else r
+        k = len(axis)
+        lead = math.prod(x.shape[:k])
+        r = xp.matmul(ones_vector(lead, x.dtype), x if x.ndim == 2 else x.reshape(lead, -1))
+        return r.reshape(_keep_shape(x.shape, axis) if keepdims else x.shape[k:])
     # dtype=x.dtype: NumPy sums int32 into int64; the shape rule (and TF) keep int32.
     # add.reduce is np.sum without its Python wrapper: 1.4 us less on small arrays.
     return xp.add.reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype)

@@ -5,6 +5,7 @@
 broadcast multiply for outer products, a contiguous read of a transposed weight matrix),
 the same choices the eager implementations make.
 """
+import math
 import operator
 
 import numpy as np
@@ -35,16 +36,23 @@ def fast_form(e, made_by, ren, ns):
 
 
 def _row_sum_form(e, ren, ns):
-    """The sum of a float matrix's rows as a product with a ones vector (BLAS gemv, 2-5x
-    faster than ``np.add.reduce`` along axis 0); the eager implementation does the same."""
+    """The sum of a float array's rows (its leading axes) as a product with a ones vector
+    (BLAS gemv, 2-8x faster than ``np.add.reduce``); the eager implementation does the same."""
     (x,) = e.inputs
     p = dict(e.params)
     if not reductions.sums_rows(x, p["axis"]):
         return None
-    name = f"_ones{x.shape[0]}_{x.dtype.name}"
-    ns[name] = reductions.ones_vector(x.shape[0], x.dtype)
-    keep = f".reshape(1, {x.shape[1]})" if p["keepdims"] else ""
-    return f"({name} @ {ren[x.name]}){keep}  # reduce_sum over the rows"
+    k = len(p["axis"])
+    if len(x.shape) == 2:
+        lead, arg, rest = x.shape[0], ren[x.name], (x.shape[1],)
+    else:  # sums_rows checked that the sizes are ints
+        lead, rest = math.prod(x.shape[:k]), tuple(x.shape[k:])
+        arg = f"{ren[x.name]}.reshape({lead}, {math.prod(rest)})"
+    name = f"_ones{lead}_{x.dtype.name}"
+    ns[name] = reductions.ones_vector(lead, x.dtype)
+    shape = (1,) * k + rest if p["keepdims"] else rest
+    keep = f".reshape({shape})" if len(x.shape) > 2 or p["keepdims"] else ""
+    return f"({name} @ {arg}){keep}  # reduce_sum over the rows"
 
 
 def _matmul_form(e, made_by, ren):
