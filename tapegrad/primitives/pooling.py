@@ -1,7 +1,7 @@
 """Pooling primitives, channels last: ``x`` is ``(N, S_1..S_d, C)``.
 
 Params: ``window``, ``strides`` (d positive ints) and ``padding`` (d ``(lo, hi)`` pairs) — the
-op layer (``ops/conv_ops.py``) resolves TensorFlow's 'SAME'/'VALID'.
+op layer (``ops/pool_ops.py``) resolves TensorFlow's 'SAME'/'VALID'.
 
 - ``avg_pool``: the mean over the real elements of each window (with 'SAME' padding the
   divisor counts only those, as in TensorFlow). Linear; ``avg_pool_grad`` is its transpose.
