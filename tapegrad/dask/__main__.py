@@ -39,6 +39,10 @@ def main(argv=None):
         client = distributed.Client(args.address)
         cluster = None
     else:
+        import dask
+        # glibc's adaptive mmap threshold, not Dask's MALLOC_TRIM_THRESHOLD_: with the latter
+        # every large temporary of a Jacobian chunk is page-faulted in afresh
+        dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})
         cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                            processes=True, dashboard_address=None)
         client = distributed.Client(cluster)
