@@ -14,6 +14,10 @@ class Regularizer:
     def get_config(self):
         return {}
 
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
 
 class L1L2(Regularizer):
     """l1 * sum(|x|) + l2 * sum(x**2)."""
@@ -37,10 +41,16 @@ class L1(L1L2):
     def __init__(self, l1=0.01):
         super().__init__(l1=l1)
 
+    def get_config(self):
+        return {"l1": self.l1}
+
 
 class L2(L1L2):
     def __init__(self, l2=0.01):
         super().__init__(l2=l2)
+
+    def get_config(self):
+        return {"l2": self.l2}
 
 
 l1, l2, l1_l2 = L1, L2, L1L2

@@ -1,5 +1,9 @@
-"""``save_weights`` / ``load_weights``: a model's weights in a zip of ``.npy`` arrays with a
-JSON manifest. Nothing in the file is executed or unpickled when it is read.
+"""``keras.saving``: ``save_weights`` / ``load_weights`` (here), whole models
+(``save_model`` / ``load_model``, see ``model_file.py``) and object configs
+(``serialize_keras_object``, ``register_keras_serializable``, see ``serialization.py``).
+
+The weights file holds a model's weights in a zip of ``.npy`` arrays with a JSON manifest.
+Nothing in the file is executed or unpickled when it is read.
 
 The file (whatever its name: ``model.weights.h5`` in Keras code works, but the content is
 this format, not HDF5) holds:
@@ -112,3 +116,10 @@ def load_weights(model, filepath, skip_mismatch=False):
         pairs.append((v, a))
     for v, a in pairs:
         v.assign(a.astype(v.dtype, copy=False))
+
+
+# the whole-model ``.keras`` file and the object configs it holds (keras.saving.*)
+from tapegrad.keras.model_file import load_model, save_model  # noqa: E402,F401
+from tapegrad.keras.serialization import (  # noqa: E402,F401
+    deserialize_keras_object, get_registered_name, get_registered_object,
+    register_keras_serializable, serialize_keras_object)

@@ -62,6 +62,12 @@ class Layer(tf.Module):
     """The base class of layers: override ``build(input_shape)`` to create weights with
     ``add_weight`` and ``call(inputs, training=None)`` to compute."""
 
+    def __new__(cls, *args, **kwargs):
+        obj = object.__new__(cls)
+        # the constructor's arguments, for get_config (Keras 3's automatic config)
+        object.__setattr__(obj, "_constructor_args", (args, kwargs))
+        return obj
+
     def __init__(self, *, activity_regularizer=None, trainable=True, dtype=None,
                  autocast=True, name=None, **kwargs):
         object.__setattr__(self, "_layers", [])
@@ -105,8 +111,10 @@ class Layer(tf.Module):
             user_build = cls.__dict__["build"]
 
             def build(self, *args, **kw):
+                shape = args[0] if args else kw.get("input_shape")
                 user_build(self, *args, **kw)
                 self.built = True
+                object.__setattr__(self, "_build_input_shape", shape)
                 checkpoint.restore_pending()  # a restore waiting for these weights
             build.__wrapped__ = user_build
             build.__doc__ = user_build.__doc__
@@ -323,6 +331,7 @@ class Layer(tf.Module):
             self.build(shapes)
         else:
             self.built = True
+            object.__setattr__(self, "_build_input_shape", shapes)
         if self.input_spec is not None:
             assert_input_compatibility(self.input_spec, first, self.name)
 
@@ -342,11 +351,42 @@ class Layer(tf.Module):
         return symbolic.symbolic_call(self, args, kwargs, record=False)
 
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+        """The layer's configuration: its constructor's arguments (as it was made) with
+        its name, ``trainable`` and dtype; ``from_config`` makes the same layer again.
+        A class outside tapegrad.keras that writes its own ``get_config`` gets only the
+        base keys here, as in Keras."""
+        base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+        cls = type(self)
+        if cls.get_config is not Layer.get_config and not cls.__module__.startswith(
+                "tapegrad.keras"):
+            return base
+        from tapegrad.keras.serialization import constructor_arguments
+        return {**constructor_arguments(self), **base}
 
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+    def get_build_config(self):
+        """``{"input_shape": ...}`` of the build, or None before it (Keras's build config)."""
+        shape = self.__dict__.get("_build_input_shape")
+        if not self.built or shape is None:
+            return None
+        return {"input_shape": shape}
+
+    def build_from_config(self, config):
+        """Build as ``get_build_config`` says (a layer without a ``build`` of its own is
+        called once on a symbolic input of that shape)."""
+        shape = config.get("input_shape") if config else None
+        if shape is None or self.built:
+            return
+        from tapegrad.keras.layers import symbolic
+        shape = symbolic.saved_shape(shape)
+        if type(self).build is not Layer.build:
+            self.build(shape)
+            return
+        inputs = symbolic.symbolic_inputs(shape, self._dtype)
+        symbolic.symbolic_call(self, (inputs,), {}, record=False)
 
     @property
     def path(self):

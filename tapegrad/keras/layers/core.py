@@ -199,6 +199,10 @@ class InputLayer(Layer):
     def batch_shape(self):
         return self._batch_shape
 
+    def get_config(self):
+        return {"batch_shape": list(self._batch_shape), "dtype": self.output.dtype.name,
+                "sparse": False, "name": self.name}
+
     def call(self, inputs):
         return inputs
 

@@ -162,11 +162,32 @@ def _symbolic_call(layer, args, kwargs, record):
 
 def output_shape(layer, input_shape):
     """The output shape(s) of ``layer`` for input shape(s) (None for unknown sizes)."""
-    def is_shape(s):
-        return isinstance(s, (tuple, list)) and all(d is None or isinstance(d, int) for d in s)
-    if is_shape(input_shape):
+    if _is_shape(input_shape):
         inputs = KerasTensor(input_shape, layer.dtype)
     else:
         inputs = [KerasTensor(s, layer.dtype) for s in input_shape]
     out = symbolic_call(layer, (inputs,), {}, record=False)
     return tf.nest.map_structure(lambda kt: kt.shape, out)
+
+
+def _is_shape(s):
+    return isinstance(s, (list, tuple)) and all(d is None or isinstance(d, int) for d in s)
+
+
+def saved_shape(s):
+    """A shape read from a config (lists, from JSON) as a tuple; a list or dict of shapes
+    keeps its structure."""
+    if _is_shape(s):
+        return tuple(s)
+    if isinstance(s, dict):
+        return {k: saved_shape(v) for k, v in s.items()}
+    return [saved_shape(x) for x in s]
+
+
+def symbolic_inputs(shape, dtype):
+    """``KerasTensor``s of the shape(s) ``shape`` (a shape, or a list or dict of them)."""
+    if _is_shape(shape):
+        return KerasTensor(shape, dtype)
+    if isinstance(shape, dict):
+        return {k: symbolic_inputs(v, dtype) for k, v in shape.items()}
+    return [symbolic_inputs(x, dtype) for x in shape]

@@ -59,7 +59,7 @@ class _ArrayBatches:
             lo, hi = i * self.batch_size, min((i + 1) * self.batch_size, self.n)
             idx = order[lo:hi] if order is not None else slice(lo, hi)
             batch = tuple(_tensors(_take(p, idx)) for p in self.parts)
-            yield batch if len(batch) > 1 else batch[0]
+            yield batch  # (x,) too: a list x is a multi-input model's x, not (x, y)
 
 
 def _clean_class_weight(class_weight):

@@ -109,6 +109,21 @@ class Functional(Model):
                 values[id(kt)] = v
         return tf.nest.map_structure(value, self._outputs_struct)
 
+    def get_config(self):
+        """Keras 3's functional config: each layer's config with its ``inbound_nodes``
+        (the calls: arguments with ``__keras_tensor__`` references ``[layer name, node
+        index, output index]``), then ``input_layers`` and ``output_layers``."""
+        from tapegrad.keras.models import graph_config
+        return graph_config.functional_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from tapegrad.keras.models import graph_config
+        return graph_config.functional_from_config(cls, config, custom_objects)
+
+    def get_build_config(self):
+        return None  # built from its inputs
+
     def _layer_output_shapes(self):
         shapes = {}
         for x in self._flat_inputs:

@@ -27,8 +27,8 @@ class Model(Trainer, Layer):
         if cls is Model and (len(args) >= 2 or "inputs" in kwargs or (
                 args and "outputs" in kwargs)):
             from tapegrad.keras.models.functional import Functional
-            return object.__new__(Functional)
-        return object.__new__(cls)
+            return Layer.__new__(Functional, *args, **kwargs)
+        return Layer.__new__(cls, *args, **kwargs)
 
     def __init__(self, *args, **kwargs):
         name = kwargs.pop("name", None)
@@ -54,6 +54,12 @@ class Model(Trainer, Layer):
                 show_trainable=False, layer_range=None):
         """Print a table of the layers, their output shapes and parameter counts."""
         _summary.print_summary(self, print_fn=print_fn, show_trainable=show_trainable)
+
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Write the model (config, weights, optimizer state, compile settings) to a
+        ``.keras`` file; ``keras.models.load_model`` reads it (see ``model_file``)."""
+        from tapegrad.keras import model_file
+        model_file.save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
     def save_weights(self, filepath, overwrite=True):
         """Write the weights to ``filepath`` (a ``.weights.npz`` zip: see ``saving``)."""

@@ -97,3 +97,29 @@ class Sequential(Model):
 
     def _layer_output_shapes(self):
         return dict(self._output_shapes)
+
+    def get_config(self):
+        from tapegrad.keras.serialization import serialize_keras_object
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype,
+                  "layers": [serialize_keras_object(x) for x in self._stack]}
+        if self.built and not (self._stack and isinstance(self._stack[0], InputLayer)):
+            config["build_input_shape"] = getattr(self, "_symbolic_input_shape", None)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from tapegrad.keras.serialization import deserialize_keras_object
+        config = dict(config)
+        layers = [deserialize_keras_object(c, custom_objects)
+                  for c in config.pop("layers", [])]
+        shape = config.pop("build_input_shape", None)
+        model = cls(name=config.get("name"), trainable=config.get("trainable", True))
+        for layer in layers:
+            model.add(layer, rebuild=False)
+        model._maybe_rebuild()
+        if not model.built and shape is not None:
+            model.build(tuple(shape))
+        return model
+
+    def get_build_config(self):
+        return None  # the config's layers and build_input_shape say it all

@@ -134,6 +134,31 @@ class Trainer:
         self._jit_step = None
         self.compiled = True
         self.stop_training = False
+        self._compile_args = {"loss_weights": loss_weights, "metrics": metrics,
+                              "weighted_metrics": weighted_metrics,
+                              "run_eagerly": run_eagerly, "jit_compile": jit_compile}
+
+    def get_compile_config(self):
+        """What ``compile`` was given, as a config (None before ``compile``)."""
+        if not self.compiled:
+            return None
+        from tapegrad.keras.serialization import serialize_keras_object, serialize_value
+        a = self._compile_args
+        return {"optimizer": serialize_keras_object(self.optimizer),
+                "loss": serialize_value(self.loss),
+                "loss_weights": serialize_value(a["loss_weights"]),
+                "metrics": serialize_value(a["metrics"]),
+                "weighted_metrics": serialize_value(a["weighted_metrics"]),
+                "run_eagerly": a["run_eagerly"], "steps_per_execution": 1,
+                "jit_compile": a["jit_compile"]}
+
+    def compile_from_config(self, config, custom_objects=None):
+        """``compile`` with the settings of ``get_compile_config``."""
+        from tapegrad.keras.serialization import deserialize_keras_object
+        args = {k: deserialize_keras_object(config.get(k), custom_objects)
+                for k in ("optimizer", "loss", "loss_weights", "metrics", "weighted_metrics")}
+        self.compile(**args, run_eagerly=config.get("run_eagerly", False),
+                     jit_compile=config.get("jit_compile", "auto"))
 
     # -- the steps -----------------------------------------------------------------------
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):

@@ -68,6 +68,11 @@ class Optimizer:
     _slots = ()
     _slot_initializer = "zeros"
 
+    def __new__(cls, *args, **kwargs):
+        obj = object.__new__(cls)
+        obj._constructor_args = (args, kwargs)  # for get_config
+        return obj
+
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, use_ema=False, ema_momentum=0.99,
                  ema_overwrite_frequency=None, loss_scale_factor=None,
@@ -319,8 +324,9 @@ class Optimizer:
         return grads
 
     def get_config(self):
+        from tapegrad.keras.serialization import constructor_arguments
         lr = self._learning_rate
-        return {"name": self.name, "learning_rate": float(lr.numpy()) if isinstance(
+        return {**constructor_arguments(self), "name": self.name, "learning_rate": float(lr.numpy()) if isinstance(
                     lr, tf.Variable) else lr, "weight_decay": self.weight_decay,
                 "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
                 "clipvalue": self.clipvalue}
