@@ -1,16 +1,9 @@
 """Library-wide settings."""
-import os
+from tapegrad.util.machine import memory as _machine_memory
 
 _budget = None
 _derivative_cache = True
 _function_cache_size = 128
-
-
-def _machine_memory():
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 8 << 30
 
 
 def memory_budget():

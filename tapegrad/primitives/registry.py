@@ -13,6 +13,7 @@ import numpy as np
 
 from tapegrad.primitives.api import reduce_sum, reshape
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
+from tapegrad.util import buffers
 
 xp = np  # the array namespace: every implementation goes through it (GPU arrays later)
 
@@ -90,8 +91,61 @@ def elementwise_batch(prim):
 def _ufunc_rule(name, impl, dtype):
     if dtype is not None:
         return elementwise(dtype)
+    impl = getattr(impl, "wrapped", impl)
     ufunc = impl if isinstance(impl, np.ufunc) else _OPERATOR_UFUNCS[name]
     return elementwise(ufunc_dtype(ufunc))
+
+
+def _recycling_impl(name, impl):
+    """``recycling(impl)`` where ``impl`` is a ufunc or the operator of one, else ``impl``."""
+    if isinstance(impl, np.ufunc):
+        return recycling(impl, impl) if impl.nout == 1 else impl
+    if name in _OPERATOR_UFUNCS and impl.__module__ in ("_operator", "operator"):
+        return recycling(impl, _OPERATOR_UFUNCS[name])
+    return impl
+
+
+_SMALL = buffers.MIN_BYTES // 16  # elements below which no result reaches MIN_BYTES
+
+
+def recycling(impl, ufunc):
+    """``impl`` (a ufunc, or the operator that calls it on arrays), computing a result of at
+    least ``buffers.MIN_BYTES`` into recycled memory: the same ufunc loop with ``out=``, so
+    the same values, without the page faults of a fresh block (``util/buffers.py``).
+    Anything else (smaller, Python scalars, a dtype without a loop) calls ``impl`` itself.
+    ``.wrapped`` is ``impl`` (what code generation and the shape rules look at).
+    """
+    if ufunc.nin == 1:
+        def run(x):
+            if x.__class__ is not np.ndarray or x.size < _SMALL:
+                return impl(x)
+            out = _output(ufunc, (x,))
+            return impl(x) if out is None else ufunc(x, out=out)
+    else:
+        def run(x, y):
+            try:  # NumPy arrays and scalars have .size; anything else is impl's
+                small = x.size < _SMALL and y.size < _SMALL
+            except AttributeError:
+                small = True
+            if small:
+                return impl(x, y)
+            out = _output(ufunc, (x, y))
+            return impl(x, y) if out is None else ufunc(x, y, out=out)
+    run.wrapped, run.__name__, run.__doc__ = impl, impl.__name__, impl.__doc__
+    return run
+
+
+def _output(ufunc, args):
+    """Recycled memory for ``ufunc(*args)``'s result, or None (not large, or not plain NumPy
+    operands whose result NumPy's own type resolution states)."""
+    if not all(type(a) is np.ndarray or isinstance(a, np.generic) for a in args):
+        return None  # a Python scalar, a subclass: their promotion is impl's business
+    try:
+        dtype = ufunc.resolve_dtypes(tuple(a.dtype for a in args) + (None,))[-1]
+        shape = np.broadcast_shapes(*[np.shape(a) for a in args])
+    except (TypeError, ValueError):  # impl raises its own error
+        return None
+    return buffers.empty(shape, dtype)
 
 
 def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False, identities=None):
@@ -100,6 +154,7 @@ def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False, iden
     The output dtype is the ufunc's (``impl``, or the ufunc of an operator), else
     ``dtype(*input_dtypes)``.
     """
+    impl = _recycling_impl(name, impl)
     return Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp or vjp,),
                      emit=emit or f"np.{impl.__name__}({{0}})", fresh=fresh,
                      abstract=_ufunc_rule(name, impl, dtype), batch=elementwise_batch(name),
@@ -108,6 +163,7 @@ def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False, iden
 
 def binary(name, impl, vjp_x, vjp_y, *, emit=None, dtype=None, identities=None):
     """An elementwise primitive of two inputs; each VJP rule also serves as its JVP."""
+    impl = _recycling_impl(name, impl)
     return Primitive(name, impl, nin=2, vjp=(vjp_x, vjp_y), jvp=(vjp_x, vjp_y),
                      emit=emit or f"np.{impl.__name__}({{0}}, {{1}})",
                      abstract=_ufunc_rule(name, impl, dtype), batch=elementwise_batch(name),

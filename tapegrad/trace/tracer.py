@@ -38,8 +38,9 @@ from tapegrad.primitives.api import cast
 from tapegrad.trace.naming import Namer
 from tapegrad.util.frames import user_frame
 
-# Names an argument of generated code must not take: keywords, NumPy, builtins.
-_RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np"}
+# Names an argument of generated code must not take: keywords, NumPy, builtins, and the
+# helpers of codegen's faster forms (trace/codegen.py).
+_RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "frozen", "recycled"}
 
 
 class OperatorNotAllowedInGraphError(TypeError):
