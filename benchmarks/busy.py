@@ -92,6 +92,7 @@ def main():
         print(json.dumps(measure(sys.argv[1], sys.argv[2])))
         return
     base = {k: v for k, v in os.environ.items() if k not in PINNED and k != "XLA_FLAGS"}
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     rows = []
     for workload in WORKLOADS:
         r = {}
@@ -112,7 +113,9 @@ def main():
         rows.append((workload, r))
     lines = ["# W11: default threads, quiet and busy machine", "",
              f"`python -m benchmarks.busy`, {os.cpu_count()} cores, no thread variables set "
-             "(busy: one spinning process per core); medians over ~2 s per cell.", "",
+             "(busy: one spinning process per core); medians over ~2 s per cell. Load "
+             f"average when it started: {load:.2f} (quiet means no spinners of ours; other "
+             "processes on the machine are not stopped).", "",
              "| workload | system | quiet | busy | slowdown | pinned 1 thread |",
              "|---|---|---|---|---|---|"]
     checks = []
