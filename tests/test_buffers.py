@@ -151,3 +151,35 @@ def test_generated_code_recycles_only_large_results(n):
     assert ("recycled(" in src) == (n * 4 >= buffers.MIN_BYTES), src
     xv = x.numpy()
     np.testing.assert_array_equal(f(x).numpy(), np.sin(xv) * np.float32(2.0) + xv)
+
+
+def test_threads_never_share_a_block(small_threshold):
+    import threading
+    clashes = []
+
+    def work(k):
+        for i in range(300):
+            a = buffers.empty((1024,), np.float32)
+            a[:] = k
+            b = buffers.empty((1024,), np.float32)
+            b[:] = -k
+            if np.shares_memory(a, b) or not (a == k).all():
+                clashes.append((k, i))
+    threads = [threading.Thread(target=work, args=(k + 1,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert clashes == []
+
+
+def test_a_recycled_array_alive_at_exit_is_quiet():
+    import subprocess
+    import sys
+    code = ("import numpy as np, tapegrad as tf; from tapegrad.util import buffers; "
+            "keep = buffers.empty((buffers.MIN_BYTES // 4,), np.float32); keep[:] = 1; "
+            "cycle = [buffers.empty((buffers.MIN_BYTES // 4,), np.float32)]; "
+            "cycle.append(cycle)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stderr == "", out.stderr

@@ -46,7 +46,10 @@ class _Lease:
                                     "data": (block.ctypes.data, False)}
 
     def __del__(self):
-        _give_back(self.block)
+        try:
+            _give_back(self.block)
+        except Exception:  # noqa: BLE001 - at interpreter exit the module may be torn down
+            pass
 
 
 def _give_back(block):
