@@ -3,7 +3,8 @@
 ``python -m benchmarks.readme`` (run by ``make bench``) replaces the part of README.md between
 ``<!-- BENCH:START -->`` and ``<!-- BENCH:END -->`` with the date, machine, main table and
 targets of ``benchmarks/results/latest.md``, a link to ``latest.png``, the compiled-call
-overhead (``overhead.md``) and the W11 busy-machine run (``busy.md``).
+overhead (``overhead.md``), the W11 busy-machine run (``busy.md``) and W7's large row with
+one process per system (``isolated.md``).
 """
 import pathlib
 import re
@@ -42,16 +43,18 @@ def build(md):
         lines = overhead.read_text().splitlines()
         parts += ["", "### Compiled-call overhead (`python -m benchmarks.overhead`)", ""]
         parts += [ln for ln in lines if ln.startswith("|")]
-    busy = LATEST.parent / "busy.md"
-    if busy.exists():  # W11: default thread settings, quiet and with every core busy
-        lines = busy.read_text().splitlines()
-        parts += ["", "### W11: default threads on a busy machine (`python -m benchmarks.busy`)",
-                  ""]
-        for ln in lines[1:]:
-            if ln.startswith("|") or (ln and not ln.startswith("#")):
-                parts.append(ln)
-            elif parts[-1]:
-                parts.append("")
+    for name, title in (
+            ("busy.md", "W11: default threads on a busy machine (`python -m benchmarks.busy`)"),
+            ("isolated.md", "W7 chain10 n=1e7, one process per system "
+                            "(`python -m benchmarks.isolated`)")):
+        path = LATEST.parent / name
+        if path.exists():  # reports of their own: text and tables below a heading
+            parts += ["", f"### {title}", ""]
+            for ln in path.read_text().splitlines()[1:]:
+                if ln and not ln.startswith("#"):
+                    parts.append(ln)
+                elif parts[-1]:
+                    parts.append("")
     return "\n".join(parts)
 
 
