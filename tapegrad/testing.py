@@ -123,7 +123,7 @@ def check_grads(f, args, modes=("fwd", "rev"), order=2, eps=EPS, rtol=RTOL, atol
             raise ValueError(f"check_grads: unknown mode {m!r}; use 'fwd' and/or 'rev'.")
     if order < 1:
         return
-    if STATE.recorders or STATE.batch_level:
+    if STATE.stack.recorders or STATE.stack.batch_level:
         raise RuntimeError("check_grads must run with no active tape, accumulator or vmap.")
     arrays = _as_arrays(args)
     float_idx = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]

@@ -7,10 +7,8 @@ from tapegrad.core.state import STATE
 
 @pytest.fixture(autouse=True)
 def _clean_state():
-    assert not STATE.recorders and not STATE.tracers and not STATE.batch_level, \
-        "a previous test left an interpreter active"
+    assert STATE.stack.idle, f"a previous test left an interpreter active: {STATE.stack}"
     yield
-    leaked = (list(STATE.recorders), list(STATE.tracers), STATE.batch_level)
-    STATE.recorders, STATE.tracers, STATE.batch_level = [], [], 0
-    STATE.refresh()
-    assert leaked == ([], [], 0), f"test left interpreters active: {leaked}"
+    leaked = STATE.stack
+    STATE.clear()
+    assert leaked.idle, f"test left interpreters active: {leaked}"

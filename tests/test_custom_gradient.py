@@ -102,7 +102,7 @@ def test_tapes_are_per_thread():
     def other():
         # this thread's operation must not be recorded by the main thread's tape
         seen["y"] = x * x
-        seen["active"] = len(tf.core.state.STATE.recorders)
+        seen["active"] = len(tf.core.state.STATE.stack.recorders)
 
     with tf.GradientTape() as t:
         t.watch(x)

@@ -122,7 +122,7 @@ def test_errors_in_the_traced_function_leave_no_cache_entry():
         return x + 1.0
     with pytest.raises(RuntimeError, match="boom"):
         f(tf.zeros([2]))
-    assert not STATE.tracers and STATE.plain
+    assert not STATE.stack.tracers and STATE.stack.idle
     assert f(tf.zeros([2])).numpy().tolist() == [1.0, 1.0]
 
 
@@ -479,7 +479,7 @@ def test_python_if_on_a_symbolic_tensor_names_the_line():
     msg = str(info.value)
     assert "test_function.py:" in msg and "the offending line" in msg
     assert "tapegrad.cond" in msg and "tapegrad.while_loop" in msg
-    assert isinstance(info.value, TypeError) and not STATE.tracers
+    assert isinstance(info.value, TypeError) and not STATE.stack.tracers
 
 
 def test_python_while_and_scalar_conversions_raise():

@@ -477,7 +477,7 @@ def test_tracing_restores_the_state_after_errors():
     with pytest.raises(RuntimeError, match="inside"):
         with tracing(b):
             raise RuntimeError("inside")
-    assert STATE.tracers == [] and STATE.plain
+    assert STATE.stack.tracers == [] and STATE.stack.idle
 
 
 MODULES = ["tapegrad.ir", "tapegrad.ir.core", "tapegrad.ir.checker", "tapegrad.ir.printer",

@@ -149,7 +149,7 @@ def test_active_tapes_are_per_thread():
     out = {}
 
     def other_thread():
-        out["active"] = list(STATE.recorders)
+        out["active"] = list(STATE.stack.recorders)
         out["y"] = x * x
     with tf.GradientTape() as t:
         t.watch(x)
@@ -411,7 +411,7 @@ def test_a_non_persistent_tape_stops_recording_when_gradient_is_called():
             g = inner.gradient(y, x)      # inside the inner block
             with pytest.raises(ValueError, match="Tape is not recording"):
                 inner.reset()             # it stopped recording
-            assert inner not in STATE.recorders
+            assert inner not in STATE.stack.recorders
     assert float(g) == 12.0
     assert float(outer.gradient(g, x)) == 12.0   # the outer tape recorded the gradient ops
 

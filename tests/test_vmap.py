@@ -316,7 +316,7 @@ def test_state_is_restored_after_an_error_inside():
     with pytest.raises(ZeroDivisionError):
         tf.vmap(lambda a: 1 / 0)(R(3))
     from tapegrad.core.state import STATE
-    assert STATE.batch_level == 0 and STATE.plain
+    assert STATE.stack.batch_level == 0 and STATE.stack.idle
 
 
 # -- vectorized_map -------------------------------------------------------------------------------------

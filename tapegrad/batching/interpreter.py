@@ -8,13 +8,11 @@ without a rule falls back to a Python loop, with a warning that names it.
 Levels nest: the value of a level-2 ``BatchedTensor`` may itself be a level-1 one, so
 ``vmap(vmap(f))`` and ``vmap(jacrev(f))`` work by peeling one level per rule application.
 """
-import threading
 import warnings
 
 
 from tapegrad.primitives.api import broadcast_to, convert_to_tensor, expand_dims, stack, transpose
-from tapegrad.core import hooks
-from tapegrad.core.state import STATE
+from tapegrad.core.state import STATE, Interpreter, interpreters
 from tapegrad.core.tensor import Tensor
 from tapegrad.util.frames import user_frame
 
@@ -68,13 +66,33 @@ def _batched(val, level):
 
 
 # -- levels -------------------------------------------------------------------------------------
-class _Levels(threading.local):
-    def __init__(self):
-        self.fallback = [True]   # per level (index = level): may a missing rule loop?
-        self.warn = [True]
+class Batcher(Interpreter):
+    """One vmap level on the interpreter stack (core/state.py).
 
+    Its ``level`` is its rank among the batchers on the stack (1 for the outermost); a
+    ``BatchedTensor`` carries the level whose batch axis it holds. ``fallback=False`` makes a
+    primitive without a batching rule an error instead of a Python loop; ``warn=False``
+    silences the loop's warning.
+    """
 
-_LEVELS = _Levels()
+    __slots__ = ("level", "fallback", "warn")
+    computes = batches = True
+
+    def __init__(self, level, fallback=True, warn=True):
+        self.level, self.fallback, self.warn = level, fallback, warn
+
+    def process(self, prim, args, params):
+        """Apply ``prim``'s batching rule if an input is batched at this level or above (the
+        levels follow the data: the highest one among the inputs is peeled first)."""
+        level = 0
+        for a in args:
+            if type(a) is BatchedTensor:
+                lv = a._level
+                if lv > level:
+                    level = lv
+        if level < self.level:
+            return None
+        return apply_batch_rule(prim, args, params, level)
 
 
 class batch_level:
@@ -84,25 +102,19 @@ class batch_level:
     Python loop; ``warn=False`` silences the loop's warning.
     """
 
-    __slots__ = ("fallback", "warn")
+    __slots__ = ("fallback", "warn", "batcher")
 
     def __init__(self, fallback=True, warn=True):
         self.fallback, self.warn = fallback, warn
 
     def __enter__(self):
-        st, lv = STATE, _LEVELS
-        lv.fallback.append(self.fallback)
-        lv.warn.append(self.warn)
-        st.batch_level += 1
-        st.refresh()
-        return st.batch_level
+        st = STATE
+        self.batcher = Batcher(st.stack.batch_level + 1, self.fallback, self.warn)
+        st.push(self.batcher)
+        return self.batcher.level
 
     def __exit__(self, *exc):
-        st, lv = STATE, _LEVELS
-        lv.fallback.pop()
-        lv.warn.pop()
-        st.batch_level -= 1
-        st.refresh()
+        STATE.remove(self.batcher)
         return False
 
 
@@ -123,30 +135,27 @@ def apply_batch_rule(prim, args, params, level):
             nested = True
         vals.append(a)
         flags.append(False)
-    st = STATE
+    st = STATE.stack
+    batchers = st.batchers
+    batcher = batchers[level - 1] if level <= len(batchers) else None
     # The rule's own operations work on plain arrays. When no tape, tracer or outer vmap
-    # can see them, let them take the dispatcher's fast path.
-    fast = not (nested or st.recorders or st.tracers)
-    if fast:
-        st.plain = True
-    try:
+    # can see them, they run with the stack empty: the dispatcher's fast path.
+    with interpreters(st.interpreters if nested or st.recorders or st.tracers else ()):
         rule = prim.batch
         out = rule(vals, flags, **params) if rule is not None else None
         if out is None:
-            out = _loop(prim, vals, flags, params, level)
-    finally:
-        if fast:
-            st.plain = False
+            out = _loop(prim, vals, flags, params, level, batcher)
     return _batched(out, level)
 
 
-def _loop(prim, vals, flags, params, level=None):
-    """The fallback: apply ``prim`` example by example and stack the results."""
-    lv = _LEVELS
-    if level is not None and level < len(lv.fallback) and not lv.fallback[level]:
+def _loop(prim, vals, flags, params, level=None, batcher=None):
+    """The fallback: apply ``prim`` example by example and stack the results
+    (``batcher``: the level's interpreter, whose flags say whether it may and warns)."""
+    b = batcher
+    if b is not None and not b.fallback:
         raise ValueError(f"vectorized_map: primitive '{prim.name}' has no batching rule for "
                          "these inputs, and fallback_to_while_loop is False.")
-    if level is None or level >= len(lv.warn) or lv.warn[level]:
+    if b is None or b.warn:
         warnings.warn(f"vmap: primitive '{prim.name}' has no batching rule for these inputs; "
                       "falling back to a Python loop over the batch.",
                       stacklevel=_user_stacklevel())
@@ -195,6 +204,3 @@ def is_batched_at(x, level):
 def batch_size_of(x, axis):
     return x.shape[axis]
 
-
-
-hooks.install(apply_batch_rule=apply_batch_rule)  # bind (core/dispatch.py) calls it

@@ -138,15 +138,15 @@ class ConcreteFunction:
     def _run(self, leaves):
         tensors = [v for k, v in leaves if k == TENSOR]
         arg_vars = [v for k, v in leaves if k == VARIABLE]
-        if STATE.plain:
+        if STATE.stack.idle:
             vals = [t._value if isinstance(t, Tensor) else np.asarray(t) for t in tensors]
-            return self._run_plain(vals, arg_vars)
+            return self._run_idle(vals, arg_vars)
         return self._run_interpreted(tensors, arg_vars)
 
     def _variables(self, arg_vars):
         return [arg_vars[s] if isinstance(s, int) else s for s in self._slots]
 
-    def _run_plain(self, vals, arg_vars):
+    def _run_idle(self, vals, arg_vars):
         """The generated code on NumPy values; variables are read and assigned directly."""
         if not self._slots:
             r = self._fn(*vals)
@@ -172,8 +172,8 @@ class ConcreteFunction:
         """A generated ``run(x0, .., xn)`` on NumPy values: the lean path of a plain call.
 
         Captured variables are read and assigned inline (under the locks of the updated
-        ones, see ``_run_plain``); None where a captured variable is an argument (then
-        ``_run_plain`` resolves it per call).
+        ones, see ``_run_idle``); None where a captured variable is an argument (then
+        ``_run_idle`` resolves it per call).
         """
         if any(isinstance(s, int) for s in self._slots):
             return None

@@ -17,7 +17,7 @@ sources sit. Tracing itself guarantees that no rule branched on a value: such a 
 raises while tracing, and that structure stays interpretive for good.
 
 Only passes that nothing records use it (first order, no outer tape, no trace, no vmap), on
-tapes of plain tensors; ``custom_gradient`` and control flow keep the interpretive path.
+tapes of concrete tensors; ``custom_gradient`` and control flow keep the interpretive path.
 Switch it off with ``tapegrad.config.set_derivative_cache(False)``.
 
 >>> import tapegrad as tf
@@ -240,7 +240,7 @@ def _key(entries, n, seeds, sources, sort_sources):
     parts = []
     append = parts.append
     eligible = _ELIGIBLE.get
-    plain = (Tensor, Variable)
+    concrete = (Tensor, Variable)
     for k in range(n):
         prim, args, params, out = entries[k]
         if type(out) is not Tensor or not (eligible(prim) or _eligible(prim)):
@@ -249,7 +249,7 @@ def _key(entries, n, seeds, sources, sort_sources):
         for a in args:
             r = get(id(a))
             if r is None:  # a leaf: numbered by first use
-                if type(a) not in plain:  # vmap or trace: not ours
+                if type(a) not in concrete:  # a vmap's or a trace's value: not ours
                     return None
                 r = pos[id(a)] = -1 - len(leaves)
                 leaves.append(a)

@@ -96,7 +96,7 @@ class Function:
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
-        if STATE.tracers:  # a nested tapegrad.function inside a trace is inlined
+        if STATE.stack.tracers:  # a nested tapegrad.function inside a trace is inlined
             return self.python_function(*args, **kwargs)
         cf, leaves = self._lookup(args, kwargs)
         return cf._run(leaves)
@@ -353,7 +353,7 @@ class Function:
 
 _FAST_CALL = """
 def __call__(self, *args, **kwargs):
-    if not kwargs and len(args) == {n} and STATE.plain:
+    if not kwargs and len(args) == {n} and STATE.stack.idle:
         {unpack}
 {convert}
         run = self._fast.get(({key}))

@@ -47,7 +47,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     p = _predicate(pred, "cond")
     if not _has_no_value(p):
         return true_fn() if bool(p._value) else false_fn()
-    if STATE.tracers:
+    if STATE.stack.tracers:
         return _staged_cond(p, true_fn, false_fn, ())
     t, f = true_fn(), false_fn()  # eager vmap: both branches, selected per example
     _same_types(t, f, "cond", "true_fn", "false_fn", shapes=False)
@@ -78,7 +78,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     state = nest.map_structure(_as_tensor, loop_vars)
     if not nest.flatten(state):
         raise ValueError("tapegrad.while_loop: loop_vars must hold at least one tensor.")
-    if STATE.tracers:
+    if STATE.stack.tracers:
         out = _staged_while(cond, body, state, n_max)
     else:
         out = _eager_while(cond, body, state, n_max)

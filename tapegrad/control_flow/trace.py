@@ -61,7 +61,7 @@ def trace(fn, in_types, name, bundle=False, lift_concrete=None):
     for programs that are pure functions of their inputs (and so can be cached).
     """
     if lift_concrete is None:
-        lift_concrete = bool(STATE.recorders)
+        lift_concrete = bool(STATE.stack.recorders)
     b = SubTracer(name, lift_concrete=lift_concrete)
     with tracing(b):
         xs = [b.add_input(s, d, f"x{i}") for i, (s, d) in enumerate(in_types)]

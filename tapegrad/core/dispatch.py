@@ -1,19 +1,19 @@
 """Primitives and the one dispatch point, ``bind``.
 
-Every operation in tapegrad ends in ``bind(prim, *tensors, **params)``. With nothing active it
-calls the primitive's NumPy implementation and wraps the result. Otherwise it lets the active
-interpreters act, in a fixed order:
+Every operation in tapegrad ends in ``bind(prim, *tensors, **params)``. With the interpreter
+stack empty (``STATE.stack.idle``) it calls the primitive's NumPy implementation and wraps the
+result. Otherwise it asks the interpreters on the stack (core/state.py), with one protocol:
 
-1. the batcher (``vmap``) of the highest level, if an input is batched at that level;
-2. the innermost graph builder (``tapegrad.function``), if an input is symbolic;
-3. NumPy;
+1. the computing interpreters, from the top: the first whose values are among the inputs
+   (a vmap level's ``BatchedTensor``, a trace's symbolic tensor: the levels follow the
+   data) computes the output with ``process``; with none, NumPy does;
+2. then every recorder (tapes and forward accumulators, outermost first) sees the finished
+   operation with ``record``.
 
-and then every recorder (tapes and forward accumulators) sees the finished operation. None of
-these interpreters contains a derivative formula: the rules live on the primitive.
+None of these interpreters contains a derivative formula: the rules live on the primitive.
 """
 import numpy as np
 
-from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.errors import InvalidArgumentError
@@ -129,8 +129,8 @@ class Primitive:
 
 def bind(prim, *args, **params):
     """Apply ``prim`` to tensors ``args``: the single dispatch point of tapegrad."""
-    st = STATE
-    if st.plain:
+    st = STATE.stack
+    if st.idle:
         try:
             if len(args) == 2 and not params:
                 return _wrap(prim.impl(args[0]._value, args[1]._value))
@@ -171,9 +171,9 @@ _new = object.__new__
 
 
 def _bind_slow(prim, args, params):
-    st = STATE
+    st = STATE.stack
     recs = st.recorders
-    if recs or st.tracers:
+    if not st.idle:
         # A variable read is an operation of its own, so later assignments do not change
         # what a tape saw, and the gradient with respect to a variable sums over its reads.
         for a in args:
@@ -181,22 +181,15 @@ def _bind_slow(prim, args, params):
                 args = tuple(a.read_value() if type(a) is Variable else a for a in args)
                 break
     out = None
-    if st.batch_level:
-        level = 0
-        for a in args:
-            lv = getattr(a, "_level", 0)
-            if lv > level:
-                level = lv
-        if level:
-            out = hooks.apply_batch_rule(prim, args, params, level)
-    if out is None:
-        if st.tracers and (prim.stateful or any(getattr(a, "_symbolic", False) for a in args)):
-            out = st.tracers[-1].emit(prim, args, params)
-        else:
-            try:
-                out = _wrap(prim.impl(*[a._value for a in args], **params))
-            except (ValueError, IndexError, np.linalg.LinAlgError) as e:
-                raise _op_error(prim, args, params, e) from None
+    for interp in st.computers:  # from the top of the stack: who owns these values?
+        out = interp.process(prim, args, params)
+        if out is not None:
+            break
+    else:
+        try:
+            out = _wrap(prim.impl(*[a._value for a in args], **params))
+        except (ValueError, IndexError, np.linalg.LinAlgError) as e:
+            raise _op_error(prim, args, params, e) from None
     if recs and not prim.nondiff:
         if len(recs) == 1:
             recs[0].record(prim, args, params, out, recs, 0)

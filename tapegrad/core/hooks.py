@@ -3,14 +3,14 @@
 Layers import only downward (docs/ARCHITECTURE.md, "Layers"). Where a lower layer must
 call a higher one, the higher one installs a function here when it is imported. Until
 then each default is right, because what would need the higher layer cannot exist yet: no
-symbolic size before ``trace/symbolic.py`` is imported, no batched tensor before
-``batching/interpreter.py``; a gradient without the compiled-derivative cache is
-interpreted, a Hessian without ``sparsity`` is dense.
+symbolic size before ``trace/symbolic.py`` is imported; a gradient without the
+compiled-derivative cache is interpreted, a Hessian without ``sparsity`` is dense.
+(Interpreters need no hook: they are objects on the stack, core/state.py.)
 
 >>> from tapegrad.core import hooks
 >>> sorted(hooks.NAMES)  # doctest: +NORMALIZE_WHITESPACE
-['apply_batch_rule', 'batch_coupling', 'compiled_gradient', 'compiled_jacobian',
- 'sparse_hessian', 'stack', 'symbolic_sizes']
+['batch_coupling', 'compiled_gradient', 'compiled_jacobian', 'sparse_hessian', 'stack',
+ 'symbolic_sizes']
 """
 
 
@@ -29,9 +29,6 @@ symbolic_sizes = _NoSymbolicSizes
 # ops/array_ops.py: ``stack(tensors)``, for convert_to_tensor of a list holding tensors
 stack = None
 
-# batching/interpreter.py: ``apply_batch_rule(prim, args, params, level)`` (core/dispatch.py)
-apply_batch_rule = None
-
 # compile/derivative_cache.py: compiled reverse passes of repeated tapes; each returns None
 # where it has none, and the pass is interpreted (tape/backward.py, tape/gradient_tape.py)
 compiled_gradient = None
@@ -46,7 +43,7 @@ sparse_hessian = None
 # (tape/jacobians.py)
 batch_coupling = None
 
-NAMES = frozenset(("symbolic_sizes", "stack", "apply_batch_rule", "compiled_gradient",
+NAMES = frozenset(("symbolic_sizes", "stack", "compiled_gradient",
                    "compiled_jacobian", "sparse_hessian", "batch_coupling"))
 
 

@@ -1,8 +1,25 @@
-"""Per-thread interpreter state.
+"""The interpreter stack: per-thread state, and the protocol every interpreter implements.
 
-Everything the dispatcher needs to decide what to do with an operation lives here.
-``plain`` is a single flag that is True when no tape, accumulator, tracer or batcher is
-active: then ``bind`` takes its fast path, little more than the NumPy call.
+Tapes, forward accumulators, tracers (``tapegrad.function``) and vmap levels are all
+*interpreters*: objects on one stack, ``STATE.stack`` (outermost first), with the small
+interface of ``Interpreter``. ``bind`` (core/dispatch.py) asks them what to do with each
+operation, and Variables ask them what a read, an assignment or a creation means. The
+views (``recorders``, ``computers``, ...) are recomputed whenever the stack changes, so the
+dispatcher reads one attribute instead of filtering the stack for every operation.
+``idle`` is True when the stack is empty: ``bind`` then takes its fast path, little more
+than the NumPy call.
+
+The stack changes in two ways only: ``STATE.push``/``STATE.remove`` (entering and leaving a
+``with`` block), and ``interpreters(stack)``, the one context manager that installs a whole
+stack and always restores the old one.
+
+>>> STATE.stack.idle, STATE.stack.interpreters
+(True, ())
+>>> with interpreters((Interpreter(),)):
+...     STATE.stack.idle, len(STATE.stack.interpreters)
+(False, 1)
+>>> STATE.stack.idle
+True
 """
 import itertools
 import threading
@@ -12,48 +29,172 @@ import threading
 _EPOCHS = itertools.count()
 
 
+class Interpreter:
+    """The interpreter protocol; the defaults do nothing (let the operation pass).
+
+    What an interpreter does with operations is said by two flags, which decide the view of
+    the stack it appears in (``bind`` never tests what kind of interpreter it has):
+
+    - ``records``: ``record`` sees every finished operation (tapes, forward accumulators);
+    - ``computes``: ``process`` computes the operations whose inputs hold its values — the
+      levels follow the data: a ``BatchedTensor`` names its vmap level, a symbolic tensor its
+      trace (batchers, tracers). Asked from the top of the stack down; the first answer
+      that is not None is the output. With none, NumPy computes.
+
+    ``batches``: a vmap level; the batchers, in stack order, are levels 1, 2, ... (the
+    ``_level`` a ``BatchedTensor`` carries).
+    ``owns_variables``: reads of variables become its values, and assignments and creations
+    are its business (tracers: a read is a program input, an assignment a deferred update).
+    ``uses_custom_vjp``: a ``custom_gradient`` function's own rule replaces, for this
+    interpreter, the operations inside the function (tapes; an accumulator follows them).
+    """
+
+    __slots__ = ()
+    records = False
+    computes = False
+    batches = False
+    owns_variables = False
+    uses_custom_vjp = False
+
+    def process(self, prim, args, params):
+        """The output of ``prim(*args, **params)`` if ``args`` hold this interpreter's
+        values (or ``prim`` is stateful and this is a trace), else None."""
+        return None
+
+    def record(self, prim, args, params, out, recorders, index):
+        """See a finished operation; ``recorders[index]`` is this one (the ones before it
+        are outer: they see what this one computes about the operation)."""
+
+    def record_custom(self, op, inputs, out, recorders, index):
+        """See a ``custom_gradient`` operation from ``inputs`` to ``out``, whose rules are
+        the user's (``tape/custom_gradient.py``)."""
+
+    def derivative_mark(self):
+        """Derivative code (a reverse pass, a tangent) is about to be recorded by this
+        recorder: what ``derivative_done`` needs to note which entries it was, or None."""
+        return None
+
+    def derivative_done(self, mark):
+        """The derivative code begun at ``mark`` (``derivative_mark``) is recorded."""
+
+    def read_variable(self, var, val):
+        """A read of variable ``var`` whose value so far is tensor ``val``: returns the
+        value the read gives (the same tensor, unless this interpreter owns variables)."""
+        return val
+
+    def assign_variable(self, var, value, op):
+        """``var.<op>(value)`` (op: assign, assign_add, assign_sub), asked of the innermost
+        interpreter that owns variables; returns None when the assignment is deferred."""
+        raise NotImplementedError
+
+    def create_variable(self, initial):
+        """A ``tf.Variable`` is created with tensor ``initial``; returns its concrete value
+        (asked of the innermost interpreter that owns variables)."""
+        return initial
+
+
+class Stack:
+    """An interpreter stack (immutable), with the views the dispatcher reads.
+
+    ``interpreters``: the tuple, outermost first. The views are computed once, when the
+    stack is made: ``recorders`` (outermost first), ``computers`` (innermost first),
+    ``tracers`` (those owning variables, innermost last), ``variable_owner`` (the innermost
+    of them, or None), ``batchers`` (the vmap levels 1, 2, ...), ``batch_level`` (their
+    number), ``readers`` (who sees a variable read: its owner first, then the recorders),
+    ``idle`` (no interpreter at all) and ``recording_only`` (recorders, but nothing that
+    computes: the common busy case, tapes or accumulators on concrete values).
+    """
+
+    __slots__ = ("interpreters", "recorders", "computers", "tracers", "variable_owner",
+                 "batchers", "batch_level", "readers", "idle", "recording_only")
+
+    def __init__(self, interpreters=()):
+        self.interpreters = interpreters = tuple(interpreters)
+        self.recorders = [i for i in interpreters if i.records]
+        self.computers = tuple(i for i in reversed(interpreters) if i.computes)
+        self.tracers = owners = [i for i in interpreters if i.owns_variables]
+        self.variable_owner = owners[-1] if owners else None
+        self.batchers = [i for i in interpreters if i.batches]
+        self.batch_level = len(self.batchers)
+        self.readers = owners[-1:] + self.recorders
+        self.idle = not interpreters
+        self.recording_only = bool(self.recorders) and not self.computers
+
+    def __repr__(self):
+        return f"Stack({list(self.interpreters)})"
+
+
+IDLE = Stack()  # its lists are never changed in place (no view is)
+
+
 class _State(threading.local):
     def __init__(self):
-        self.recorders = []      # active tapes and forward accumulators, outermost first
-        self.tracers = []        # active graph builders (tapegrad.function), innermost last
-        self.batch_level = 0     # depth of nested vmap transforms
-        self.plain = True
-        self.recording_only = False
+        self.stack = IDLE
         self.epoch = next(_EPOCHS)  # renewed whenever what records changes (Variable reads)
 
-    def refresh(self):
-        other = self.tracers or self.batch_level
-        recs = bool(self.recorders)
-        self.plain = not (recs or other)
-        # the common non-plain case: tapes or accumulators only, on concrete values
-        self.recording_only = recs and not other
+    def install(self, stack):
+        """Make ``stack`` (a ``Stack``) current; a new epoch (see ``bump``)."""
+        self.stack = stack
         self.epoch = next(_EPOCHS)
 
-    def bump(self):
-        """A new epoch: variable snapshots cached before now are read afresh."""
+    def push(self, interpreter):
+        """Put ``interpreter`` on top of the stack (entering its ``with`` block)."""
+        self.install(Stack(self.stack.interpreters + (interpreter,)))
+
+    def remove(self, interpreter):
+        """Take ``interpreter`` off the stack, wherever it is (leaving its ``with`` block)."""
+        s = self.stack.interpreters
+        s = s[:-1] if s and s[-1] is interpreter else tuple(i for i in s if i is not interpreter)
+        self.install(Stack(s) if s else IDLE)
+
+    def refresh(self):
+        """What an interpreter records changed (a tape paused, reset): a new epoch."""
         self.epoch = next(_EPOCHS)
+
+    bump = refresh  # variable snapshots cached before now are read afresh
+
+    def clear(self):
+        """Empty the stack (a test's clean-up after an interpreter leaked)."""
+        self.install(IDLE)
+
+    def with_recorders(self, recorders):
+        """The interpreters with the recorders replaced by ``recorders`` (outermost first)."""
+        return tuple(i for i in self.stack.interpreters if not i.records) + tuple(recorders)
 
 
 STATE = _State()
 
 
-class swap_recorders:
-    """Context manager that installs a recorder list and always restores the old one."""
+class interpreters:
+    """Install the interpreter stack ``stack`` (outermost first); always restore the old one.
 
-    __slots__ = ("new", "old", "same")
+    The one way code switches interpreter state: hiding every interpreter
+    (``interpreters(())``: a computation that nothing records, traces or batches), hiding
+    some (``interpreters(STATE.with_recorders(outer))``: only the outer tapes see a forward
+    accumulator's tangent computation), or adding one for a while.
+    """
 
-    def __init__(self, new):
-        self.new = new
+    __slots__ = ("new", "old")
+
+    def __init__(self, stack):
+        self.new = tuple(stack)
 
     def __enter__(self):
-        self.old = STATE.recorders
-        self.same = self.new == self.old  # the same recorders: nothing to switch
-        if not self.same:
-            STATE.recorders = self.new
-            STATE.refresh()
+        st = STATE
+        old = st.stack
+        if self.new != old.interpreters:
+            self.old = old
+            st.install(Stack(self.new) if self.new else IDLE)
+        else:
+            self.old = None  # the same stack: nothing to switch back
+        return self
 
     def __exit__(self, *exc):
-        if not self.same:
-            STATE.recorders = self.old
-            STATE.refresh()
+        if self.old is not None:
+            STATE.install(self.old)
         return False
+
+
+def recording(recorders):
+    """``interpreters`` with the recorders replaced by ``recorders`` (the rest unchanged)."""
+    return interpreters(STATE.with_recorders(recorders))

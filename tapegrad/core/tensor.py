@@ -150,8 +150,9 @@ class Variable(Tensor):
         if callable(initial_value):
             initial_value = initial_value()
         t = convert_to_tensor(initial_value, dtype=dtype)
-        if STATE.tracers:  # TensorFlow's rules for variables created in a tf.function
-            t = STATE.tracers[-1].variable_created(t)
+        owner = STATE.stack.variable_owner
+        if owner is not None:  # a trace: TensorFlow's rules for variables in a tf.function
+            t = owner.create_variable(t)
         if getattr(t, "_symbolic", False):
             raise ValueError("A Variable's initial value must be concrete, not a traced tensor.")
         self._value = t._value
@@ -165,30 +166,34 @@ class Variable(Tensor):
         self._lock = threading.RLock()
 
     def read_value(self):
-        """A snapshot tensor of the current value; active tapes record the read."""
-        st = STATE
-        if st.tracers:
-            val = st.tracers[-1].capture_variable(self)
-        else:
-            # Reading an unchanged variable again, with the same recorders active, gives
+        """A snapshot tensor of the current value; the interpreters on the stack see the
+        read (``read_variable``, core/state.py): tapes record it, a trace makes it an input."""
+        state = STATE
+        st = state.stack
+        if st.variable_owner is None:
+            # Reading an unchanged variable again, with the same interpreters active, gives
             # the same snapshot: the tapes already link it to the variable, and the
             # gradient (a sum over reads) is the same. It saves work in hot loops.
             snap = self._snap  # one tuple, stored in one step: safe between threads
-            if snap is not None and snap[0] == st.epoch and snap[1] is self._value:
+            epoch = state.epoch
+            if snap is not None and snap[0] == epoch and snap[1] is self._value:
                 return snap[2]
             val = Tensor._wrap(self._value)
-            self._snap = (st.epoch, val._value, val)
-        for r in st.recorders:
-            r.record_read(self, val)
+            self._snap = (epoch, val._value, val)
+        else:
+            val = Tensor._wrap(self._value)
+        for interp in st.readers:  # the owner first (it gives the value), then recorders
+            val = interp.read_variable(self, val)
         return val
 
     value = read_value
 
     def _coerce(self, value, op):
-        if STATE.tracers:
+        owner = STATE.stack.variable_owner
+        if owner is not None:
             # Inside a traced function every assignment (of a symbolic or a concrete value)
             # is deferred to call time; the tracer returns None so nothing happens now.
-            return STATE.tracers[-1].assign_variable(self, value, op)
+            return owner.assign_variable(self, value, op)
         v = np.asarray(value._value if isinstance(value, Tensor) else value)
         if v.shape != self._value.shape:
             raise ValueError(
@@ -225,7 +230,7 @@ class Variable(Tensor):
 
     def assign_sub(self, delta, read_value=True):
         """Subtract ``delta`` (same shape) atomically; returns the variable."""
-        if type(delta) is Tensor and not STATE.tracers:  # an optimizer step: no conversion
+        if type(delta) is Tensor and STATE.stack.variable_owner is None:  # an optimizer step
             v, cur = delta._value, self._value
             if v.shape == cur.shape and v.dtype == cur.dtype:
                 with self._lock:
@@ -286,7 +291,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if isinstance(value, Tensor):
         if type(value) is Variable:
             # a snapshot, never the variable itself: a later assign must not change it
-            value = value.read_value() if not STATE.plain else Tensor._wrap(value._value)
+            value = value.read_value() if not STATE.stack.idle else Tensor._wrap(value._value)
         if dtype is not None and value.dtype != dtype:
             raise ValueError(
                 f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype "
@@ -309,7 +314,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
                          "(<class 'NoneType'>) to a Tensor.")
     if isinstance(value, (str, bytes)):
         raise TypeError(f"Cannot convert {value!r} to a numeric tensor.")
-    if STATE.tracers and holds_size(value):  # a size that is symbolic in this trace
+    if STATE.stack.tracers and holds_size(value):  # a size that is symbolic in this trace
         t = sized_constant(value, dtype or _dt.as_dtype(dtype_hint) or _dt.int32)
         if t is not None:
             return t
@@ -460,7 +465,7 @@ def sized_constant(value, dtype):
 def full(shape, value, dtype):
     """``np.full`` as a tensor; staged as a broadcast where ``shape`` holds symbolic sizes
     (in a trace for all sizes, trace/symbolic.py) so that the size is not baked in."""
-    if STATE.tracers and holds_size(shape):
+    if STATE.stack.tracers and holds_size(shape):
         t = hooks.symbolic_sizes.ctx_of(shape).broadcast(value, shape, dtype)
         if t is not None:
             return t

@@ -324,7 +324,7 @@ def _not_traced():
     """A dataset iterated while ``tf.function`` traces would be unrolled into the program
     with its elements as constants: every call would see the trace's elements (the same
     shuffle, the same random map). TensorFlow stages the loop instead; tapegrad refuses."""
-    if STATE.tracers:
+    if STATE.stack.tracers:
         raise UnimplementedError(
             "Iterating a tf.data.Dataset inside tf.function is not supported in tapegrad "
             "(it would freeze the elements seen at trace time). Iterate outside and call "

@@ -8,7 +8,7 @@ import numpy as np
 
 from tapegrad.compile.signature import TensorSpec
 from tapegrad.core.dtypes import as_dtype
-from tapegrad.core.state import swap_recorders
+from tapegrad.core.state import recording
 from tapegrad.core.tensor import Tensor
 from tapegrad.data import structure as S
 from tapegrad.errors import InvalidArgumentError
@@ -103,7 +103,7 @@ class Generator:
         specs = S.flatten(self.signature)
         it = iter(self.generator(*self.args))
         while True:
-            with swap_recorders([]):
+            with recording(()):
                 try:
                     value = next(it)
                 except StopIteration:

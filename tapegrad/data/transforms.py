@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 
 from tapegrad.compile.signature import TensorSpec
-from tapegrad.core.state import swap_recorders
+from tapegrad.core.state import recording
 from tapegrad.core.tensor import Tensor
 from tapegrad.data import structure as S
 from tapegrad.data.sources import INFINITE, UNKNOWN
@@ -20,7 +20,7 @@ _wrap = Tensor._wrap
 
 def call(fn, element):
     """TensorFlow's calling rule: a tuple element is unpacked into positional arguments."""
-    with swap_recorders([]):
+    with recording(()):
         return fn(*element) if type(element) is tuple else fn(element)
 
 

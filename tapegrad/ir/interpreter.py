@@ -2,7 +2,7 @@
 
 Because every step goes through the dispatcher, evaluation under an active tape records the
 operations (so a compiled function stays differentiable), under ``vmap`` it batches, and
-inside a trace it emits equations (so a program can be inlined into another).
+inside a trace it stages equations (so a program can be inlined into another).
 """
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor, convert_to_tensor

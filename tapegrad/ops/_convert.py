@@ -37,7 +37,7 @@ def like(v, t):
     object can serve every operation that uses it.
     """
     tv = type(v)
-    if (tv is float or tv is int) and not STATE.tracers:  # the hot case: a cached constant
+    if (tv is float or tv is int) and not STATE.stack.tracers:  # the hot case: a cached constant
         c = _consts.get((tv, v, t.dtype) if v or tv is int else _zero_key(v, t.dtype))
         if c is not None:
             return c

@@ -374,7 +374,7 @@ def getitem(x, key):
 def size(input, out_type=np.int32, name=None):
     """Number of elements, as a scalar tensor."""
     n = _math.prod(tensor(input).shape)
-    if holds_size(n) and STATE.tracers:
+    if holds_size(n) and STATE.stack.tracers:
         return convert_to_tensor(n, dtype=out_type)
     return _wrap(np.asarray(int(n), dtype=out_type))
 
@@ -382,7 +382,7 @@ def size(input, out_type=np.int32, name=None):
 def shape(input, out_type=np.int32, name=None):
     """The shape as a 1-D integer tensor."""
     shp = tuple(tensor(input).shape)
-    if holds_size(shp) and STATE.tracers:  # staged: the sizes are symbolic in this trace
+    if holds_size(shp) and STATE.stack.tracers:  # staged: the sizes are symbolic in this trace
         return convert_to_tensor(list(shp), dtype=out_type)
     return _wrap(np.asarray(shp, dtype=out_type))
 
@@ -509,7 +509,7 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
     import sys
     from tapegrad.core.state import STATE
     from tapegrad.util import nest
-    if STATE.tracers or any(getattr(t, "_symbolic", False) for t in nest.flatten(inputs)):
+    if STATE.stack.tracers or any(getattr(t, "_symbolic", False) for t in nest.flatten(inputs)):
         raise NotImplementedError(
             "tapegrad.print cannot run inside tapegrad.function (or vmap): the compiled "
             "program has no side effects. Call it outside, or use Python's print, which "

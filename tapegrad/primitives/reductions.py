@@ -97,7 +97,7 @@ def _prod_of_others(x, ans, axis, keepdims):
     divide by zero, and masking them out (``where``) would give the right values but wrong
     higher derivatives.
     """
-    if STATE.plain and not getattr(x, "_symbolic", False) and not np.any(
+    if STATE.stack.idle and not getattr(x, "_symbolic", False) and not np.any(
             np.asarray(getattr(x, "_value", x)) == 0):
         a = ans if keepdims else reshape(ans, _keep_shape(x.shape, axis))
         return a / x

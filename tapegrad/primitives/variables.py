@@ -1,6 +1,7 @@
 """Reading a variable is an operation: ``read_variable`` links a Variable to the snapshot
 tensor its read gives, so that a tape can send the snapshot's gradient to the variable.
-Recorders see it through ``record_read`` (``core/dispatch.py``); it is the identity on values.
+Tapes record it when asked ``read_variable`` (the interpreter protocol, ``core/state.py``); it
+is the identity on values.
 """
 from tapegrad.core.dispatch import Primitive
 

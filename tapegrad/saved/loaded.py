@@ -64,7 +64,7 @@ class LoadedFunction:
         n_out, upd = len(self.program.outputs), self.program.updates
         # read, compute and write under the updated variables' locks (see concrete.py)
         with update_locks([self.variables[i] for i, _ in upd]):
-            if STATE.plain:
+            if STATE.stack.idle:
                 r = self._fn(*[t._value for t in ins], *[v._value for v in self.variables])
                 r = (r,) if n_out + len(upd) == 1 else r
                 for (i, _), val in zip(upd, r[n_out:]):

@@ -76,7 +76,7 @@ def decompress(rows, plan, out_shape, dtype):
     m, n = plan.shape
     if rows is None:
         return T.zeros(out_shape, dtype=dtype)
-    if type(rows) is Tensor and jacobians._plain(rows):
+    if type(rows) is Tensor and jacobians._unobserved(rows):
         out = np.zeros(m * n, rows.dtype)
         out[plan.dst] = rows._value.reshape(-1)[plan.src]
         return _wrap(out.reshape(out_shape))
@@ -95,5 +95,5 @@ def decompress(rows, plan, out_shape, dtype):
 
 def usable(x):
     """Whether the compressed machinery applies to differentiated leaf ``x`` here."""
-    return (isinstance(x, Tensor) and not hasattr(x, "_level") and not STATE.batch_level
+    return (isinstance(x, Tensor) and not hasattr(x, "_level") and not STATE.stack.batch_level
             and x.dtype.kind == "f" and math.prod(x.shape) > 0)

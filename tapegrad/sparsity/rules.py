@@ -23,29 +23,19 @@ pattern reusable for every input of the same structure.
 ...      np.zeros(()), 3).tolist()
 [True, True, True]
 """
-import contextlib
 
 import numpy as np
 
 from tapegrad.core.dispatch import PRIMITIVES
-from tapegrad.core.state import STATE
+from tapegrad.core.state import interpreters
 from tapegrad.core.tensor import Tensor
 
 _wrap = Tensor._wrap
 
 
-@contextlib.contextmanager
-def plain_numpy():
+def outside_interpreters():
     """Run ops on concrete values even inside a trace, tape or vmap (always restored)."""
-    st = STATE
-    old = (st.recorders, st.tracers, st.batch_level)
-    st.recorders, st.tracers, st.batch_level = [], [], 0
-    st.refresh()
-    try:
-        yield
-    finally:
-        st.recorders, st.tracers, st.batch_level = old
-        st.refresh()
+    return interpreters(())
 
 
 def _shape(a):
@@ -79,7 +69,7 @@ def elementwise_rule(prim, deps, ins, vals, params, out, n):
 
 def _batched_apply(prim, args, flags, params):
     # The batching rule applies the primitive to all n dependency rows at once.
-    with plain_numpy():
+    with outside_interpreters():
         return np.asarray(prim.batch(args, flags, **params)._value)
 
 

@@ -1,7 +1,8 @@
 """The reverse pass over a tape's records: cotangents of the sources given seeds.
 
 ``backward`` walks the entries ``(primitive, inputs, params, output)`` from last to first and
-calls each primitive's VJP rules. It is shared by ``GradientTape``, the vectorized Jacobians
+calls each primitive's VJP rules: it is the one place that applies them (undoing
+broadcasting, summing the cotangents of a tensor used twice). It is shared by ``GradientTape``, the vectorized Jacobians
 (with a batched seed) and the functional API. A first-order pass that nothing records runs
 the rules on NumPy arrays, and a tape structure seen before runs as generated code
 (``derivative_cache``).
@@ -12,7 +13,6 @@ from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.registry import summed_axes, unbroadcast
-from tapegrad.tape.rules import vjp_of
 
 
 def reachable_from(entries, ids):
@@ -36,15 +36,15 @@ def backward(entries, seeds, source_ids, live=None):
     the result is identical.
     """
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
-    if live is None and STATE.plain and hooks.compiled_gradient is not None:
+    if live is None and STATE.stack.idle and hooks.compiled_gradient is not None:
         # a structure differentiated before: its reverse pass as generated NumPy code (the
         # cache takes plain tensors only, so it checks what _all_concrete would)
         cts = hooks.compiled_gradient(entries, n, seeds, source_ids)
         if cts is not None:
             return cts
-    raw = STATE.plain and _all_concrete(entries, n, seeds)
+    raw = STATE.stack.idle and _all_concrete(entries, n, seeds)
     if live is None:
-        live = reachable_from(entries if STATE.plain else entries[:n], source_ids)
+        live = reachable_from(entries if STATE.stack.idle else entries[:n], source_ids)
     cts = {k: g._value for k, g in seeds.items()} if raw else dict(seeds)
     get = cts.get
     debroadcast = _unbroadcast_array if raw else unbroadcast
@@ -77,12 +77,16 @@ def backward(entries, seeds, source_ids, live=None):
                 prev = get(ia)
                 cts[ia] = c if prev is None else prev + c
             continue
+        # one rule for the whole operation (on tensors), or none
         wanted = [id(a) in live for a in args]
         if not any(wanted):
             continue
-        for a, c in zip(args, vjp_of(prim, args, params, out,
-                                     Tensor._wrap(g) if raw else g, wanted)):
-            if c is not None:
+        if rules is None:
+            raise LookupError(f"gradient registry has no entry for: {prim.name}")
+        for a, c, w in zip(args, rules(Tensor._wrap(g) if raw else g, out, *args, **params),
+                           wanted):
+            if c is not None and w:
+                c = unbroadcast(c, a.shape)
                 if raw:
                     c = c._value
                 prev = get(id(a))

@@ -12,7 +12,7 @@ recomputes them under a fresh tape for the gradient.
 import functools
 
 from tapegrad.primitives.api import convert_to_tensor, identity, reduce_sum, zeros_like
-from tapegrad.core.state import STATE, swap_recorders
+from tapegrad.core.state import STATE, Interpreter, interpreters, recording
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.util import nest
 
@@ -45,20 +45,19 @@ class _CustomOp:
         return tape.gradient(total, u)
 
 
-class _ReadSpy:
-    """A recorder that only notes which variables are read."""
+class _ReadSpy(Interpreter):
+    """An interpreter that only notes which variables are read."""
 
-    mode = "reads"  # what kind of recorder (GradientTape: "reverse", ForwardAccumulator: "forward")
+    __slots__ = ("variables",)
+    records = True
 
     def __init__(self):
         self.variables = []
 
-    def record(self, *args):
-        pass
-
-    def record_read(self, var, val):
+    def read_variable(self, var, val):
         if var.trainable and var.dtype.kind in "fc" and all(v is not var for v in self.variables):
             self.variables.append(var)
+        return val
 
 
 def _takes_variables(fn):
@@ -105,7 +104,7 @@ def custom_gradient(f=None):
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        recs = STATE.recorders
+        recs = STATE.stack.recorders
         # The arguments reach f unchanged (nested structures, empty tuples), except that a
         # variable is read once; the recorded operation has one input per leaf.
         flat_args = nest.flatten(args)
@@ -114,25 +113,27 @@ def custom_gradient(f=None):
         if any(type(a) is Variable for a in flat_args) and recs:
             args = nest.pack_sequence_as(args, [i if type(a) is Variable else a
                                                 for a, i in zip(flat_args, inputs)])
-        tapes = [r for r in recs if r.mode != "forward"]
-        accs = [r for r in recs if r.mode == "forward"]
+        # the recorders for which grad_fn replaces f's operations (tapes), and the others
+        # (accumulators follow f's operations)
+        custom = [r for r in recs if r.uses_custom_vjp]
+        others = [r for r in recs if not r.uses_custom_vjp]
         spy = _ReadSpy()
         # f runs normally (tapes record its operations, so that grad_fn's use of its
         # intermediates is differentiable again), while the spy notes variable reads.
-        with swap_recorders(recs + [spy]):
+        with interpreters(STATE.stack.interpreters + (spy,)):
             result, grad_fn = f(*args, **kwargs)
         # Results are tensors, also where f returned Python numbers or NumPy values.
         flat_out = [_as_tensor(o) for o in nest.flatten(result)]
         if not recs:
             return nest.pack_sequence_as(result, flat_out)
         variables = spy.variables
-        if variables and tapes and not _takes_variables(grad_fn):
+        if variables and custom and not _takes_variables(grad_fn):
             raise TypeError("If using @custom_gradient with a function that uses variables, "
                             "then grad_fn must accept a keyword argument 'variables'.")
         ins = list(inputs) + [v.read_value() for v in variables]  # linked to the variables
         # The outputs the caller sees are fresh tensors that tapes reach only through
         # grad_fn; forward accumulators follow them through the identity.
-        with swap_recorders(accs):
+        with recording(others):
             flat_out = [identity(o) if o is not None else o for o in flat_out]
         n_in = len(inputs)
 
@@ -153,11 +154,9 @@ def custom_gradient(f=None):
                 continue
             op = _CustomOp(vjp_for(k), len(ins))
             for i, r in enumerate(recs):
-                # an accumulator takes the custom rule only where the function as written
-                # left the output without a tangent (a Python number, a NumPy value)
-                if r in tapes or (r.jvp(o) is None and any(
-                        r.jvp(x) is not None for x in ins if isinstance(x, Tensor))):
-                    r.record(op, tuple(ins), {}, o, recs, i)
+                # a tape records it; an accumulator takes the custom rule only where the
+                # function as written left the output without a tangent
+                r.record_custom(op, tuple(ins), o, recs, i)
         return nest.pack_sequence_as(result, flat_out)
     return wrapper
 
@@ -182,8 +181,7 @@ def recompute_grad(f):
     @functools.wraps(f)
     @custom_gradient
     def inner(*args):
-        recs = STATE.recorders
-        with swap_recorders([r for r in recs if r.mode in ("forward", "reads")]):
+        with recording([r for r in STATE.stack.recorders if not r.uses_custom_vjp]):
             y = f(*args)   # tapes paused: no intermediates are kept
 
         def grad_fn(*upstream, variables=None):

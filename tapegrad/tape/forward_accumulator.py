@@ -8,14 +8,14 @@ import warnings
 import weakref
 
 from tapegrad.primitives.api import cast, convert_to_tensor, zeros
-from tapegrad.core.state import STATE, swap_recorders
+from tapegrad.core.state import STATE, Interpreter, recording
 from tapegrad.core.tensor import Tensor
 from tapegrad.tape.gradient_tape import UnconnectedGradients, _recording_derivatives, _unconnected
 from tapegrad.tape.rules import jvp_of
 from tapegrad.util import nest
 
 
-class ForwardAccumulator:
+class ForwardAccumulator(Interpreter):
     """Compute Jacobian-vector products with forward mode, as ``tf.autodiff.ForwardAccumulator``.
 
     ``primals`` (tensors or variables, possibly nested) get the matching ``tangents``; every
@@ -32,7 +32,7 @@ class ForwardAccumulator:
     6.0
     """
 
-    mode = "forward"  # the kind of recorder (custom_gradient asks it)
+    records = True  # an interpreter (core/state.py) that sees every operation
 
     def __init__(self, primals, tangents):
         fp, ft = nest.flatten(primals), nest.flatten(tangents)
@@ -76,14 +76,12 @@ class ForwardAccumulator:
         if self._entered:
             raise ValueError("Accumulator is already recording.")
         self._entered = True
-        STATE.recorders = STATE.recorders + [self]
-        STATE.refresh()
+        STATE.push(self)
         return self
 
     def __exit__(self, *exc):
         self._entered = False
-        STATE.recorders = [r for r in STATE.recorders if r is not self]
-        STATE.refresh()
+        STATE.remove(self)
         return False
 
     def _put(self, x, tangent):
@@ -105,15 +103,24 @@ class ForwardAccumulator:
         # Only recorders outside this one see the JVP computation (that is how nesting works).
         # Outer tapes note what they record there as derivative code.
         outer = recorders[:index]
-        with _recording_derivatives(outer) if outer else swap_recorders(outer):
+        with _recording_derivatives(outer) if outer else recording(outer):
             t = jvp_of(prim, args, params, out, ts)
         if t is not None:
             self._put(out, t)
 
-    def record_read(self, var, val):
+    def record_custom(self, op, inputs, out, recorders, index):
+        # The function's own operations gave ``out`` its tangent, as TensorFlow does; the
+        # custom rule, transposed, only where they left it none (a Python number, a NumPy
+        # value) although an input has one.
+        tan = self._tangents
+        if id(out) not in tan and any(id(x) in tan for x in inputs if isinstance(x, Tensor)):
+            self.record(op, inputs, {}, out, recorders, index)
+
+    def read_variable(self, var, val):
         e = self._tangents.get(id(var))
         if e is not None:
             self._put(val, e[1])
+        return val
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
         """The JVP of tensors computed inside (same structure as ``primals``).

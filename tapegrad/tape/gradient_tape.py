@@ -19,7 +19,7 @@ import numpy as np
 from tapegrad.primitives.api import convert_to_tensor, ones_like, zeros
 from tapegrad.primitives.variables import read_variable_p
 from tapegrad.core import hooks
-from tapegrad.core.state import STATE, swap_recorders
+from tapegrad.core.state import STATE, Interpreter, recording
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.tape.backward import backward
 from tapegrad.util import nest
@@ -70,7 +70,7 @@ class _WeakDict(dict):
     __slots__ = ("__weakref__",)
 
 
-class GradientTape:
+class GradientTape(Interpreter):
     """Record operations for automatic differentiation.
 
     >>> import tapegrad as tf
@@ -81,7 +81,9 @@ class GradientTape:
     12.0
     """
 
-    mode = "reverse"  # the kind of recorder (custom_gradient asks it)
+    # an interpreter (core/state.py) that sees every operation; a custom_gradient's rule
+    # replaces what it would record of the function's own operations
+    records = uses_custom_vjp = True
     __slots__ = ("_persistent", "_watch_accessed_variables", "_entered", "_paused", "_used",
                  "_lazy", "_entries", "_watched", "_keep", "_variables", "_derived",
                  "__weakref__")
@@ -108,8 +110,7 @@ class GradientTape:
             raise ValueError("Tape is still recording, This can happen if you try to "
                              "re-enter an already-active tape.")
         self._entered = True
-        STATE.recorders = STATE.recorders + [self]
-        STATE.refresh()
+        STATE.push(self)
         return self
 
     def __exit__(self, *exc):
@@ -119,11 +120,7 @@ class GradientTape:
     def _stop(self):
         if self._entered:
             self._entered = False
-            recs = STATE.recorders
-            # usually the innermost recorder: drop it without scanning
-            STATE.recorders = recs[:-1] if recs and recs[-1] is self else [
-                r for r in recs if r is not self]
-            STATE.refresh()
+            STATE.remove(self)
 
     # -- recording --------------------------------------------------------------------------
     def watch(self, tensor):
@@ -183,15 +180,27 @@ class GradientTape:
         self._entries.append((prim, args, params, out))
         w.add(id(out))
 
-    def record_read(self, var, val):
+    def record_custom(self, op, inputs, out, recorders, index):
+        self.record(op, inputs, {}, out, recorders, index)
+
+    def derivative_mark(self):
+        return self._entries, len(self._entries)
+
+    def derivative_done(self, mark):
+        entries, start = mark
+        if self._entries is entries and len(entries) > start:  # not used up meanwhile
+            self._derived.append((start, len(entries)))
+
+    def read_variable(self, var, val):
         if self._paused:
-            return
+            return val
         if id(var) not in self._watched:
             if not (self._watch_accessed_variables and var.trainable and _is_float(var)):
-                return
+                return val
             self._watch(var)
         self._entries.append((read_variable_p, (var,), {}, val))
         self._watched.add(id(val))
+        return val
 
     @contextlib.contextmanager
     def stop_recording(self):
@@ -237,7 +246,7 @@ class GradientTape:
     def _recorders_for_backward(self):
         """Who records the derivative computation: outer tapes, and this tape if it is
         persistent and still inside its ``with`` block (as in TensorFlow)."""
-        recs = [r for r in STATE.recorders if r is not self]
+        recs = [r for r in STATE.stack.recorders if r is not self]
         if self._persistent and self._entered:
             recs.append(self)
         return recs
@@ -279,7 +288,7 @@ class GradientTape:
             rec = lazy.get(id(t))
             if rec is None or rec[0]() is not t:
                 return t
-            with _recording_derivatives([r for r in STATE.recorders if r is not self] + [self]):
+            with _recording_derivatives([r for r in STATE.stack.recorders if r is not self] + [self]):
                 again = rec[1]()
             return t if again is None else again
         return nest.map_structure(one, target)
@@ -308,7 +317,7 @@ class GradientTape:
             many = not one and type(sources) in (list, tuple) and all(
                 isinstance(s, Tensor) and s.dtype.kind in "fc" for s in sources)
             if (one and sources.dtype.kind in "fc") or many:
-                return self._plain_gradient(entries, watched, target, sources, one,
+                return self._simple_gradient(entries, watched, target, sources, one,
                                             unconnected_gradients)
         unconnected = unconnected_gradients
         flat_targets = [target] if isinstance(target, Tensor) else nest.flatten(target)
@@ -371,7 +380,7 @@ class GradientTape:
     def _backward(self, entries, seeds, source_ids):
         """The reverse pass, recorded by whoever records this tape's gradients."""
         recs = self._recorders_for_backward()
-        if not recs and not STATE.recorders:  # usually: nothing to switch, nothing records
+        if not recs and not STATE.stack.recorders:  # usually: nothing to switch, nothing records
             cts = backward(entries, seeds, source_ids)
         else:
             with _recording_derivatives(recs):
@@ -380,7 +389,7 @@ class GradientTape:
             self._remember_grads(cts, seeds, source_ids)
         return cts
 
-    def _plain_gradient(self, entries, watched, target, sources, one, unconnected):
+    def _simple_gradient(self, entries, watched, target, sources, one, unconnected):
         """``gradient`` of one float target for one float source or a flat list of them."""
         tid = id(target)
         seeds = {tid: _ones_like(target)}
@@ -445,7 +454,7 @@ class GradientTape:
                           f"when calling GradientTape.jacobian, got tf.{target.dtype.name}",
                           stacklevel=2)
         def compute():
-            if STATE.plain and experimental_use_pfor and hooks.compiled_jacobian is not None:
+            if STATE.stack.idle and experimental_use_pfor and hooks.compiled_jacobian is not None:
                 # a structure seen before: the whole Jacobian as generated NumPy code
                 out = hooks.compiled_jacobian(entries, len(entries), target, seen_sources,
                                               mode, chunk_size)
@@ -510,7 +519,7 @@ class GradientTape:
             if experimental_use_pfor and parallel_iterations is not None:
                 raise RuntimeError("GradientTape must be created with persistent=True to "
                                    "compute the batch_jacobian with parallel_iterations.")
-            if not experimental_use_pfor and not STATE.tracers:
+            if not experimental_use_pfor and not STATE.stack.tracers:
                 raise RuntimeError("GradientTape must be created with persistent=True to "
                                    "compute the batch_jacobian with eager execution enabled "
                                    "and with experimental_use_pfor set to False.")
@@ -534,22 +543,21 @@ class GradientTape:
 
 
 class _recording_derivatives:
-    """``swap_recorders(recs)`` for a derivative computation: each tape in ``recs`` notes
-    the entries it records meanwhile as derivative code (``tf.draw`` tells them apart)."""
+    """``recording(recs)`` for a derivative computation: each recorder in ``recs`` that
+    notes derivative code (``derivative_mark``: tapes) marks the entries it records meanwhile
+    as such (``tf.draw`` tells them apart)."""
 
     __slots__ = ("swap", "marks")
 
     def __init__(self, recs):
-        self.swap = swap_recorders(recs)
-        self.marks = [(r, r._entries, len(r._entries)) for r in recs
-                      if isinstance(r, GradientTape)]
+        self.swap = recording(recs)
+        self.marks = [(r, m) for r in recs if (m := r.derivative_mark()) is not None]
 
     def __enter__(self):
         self.swap.__enter__()
 
     def __exit__(self, *exc):
         self.swap.__exit__(*exc)
-        for tape, entries, start in self.marks:
-            if tape._entries is entries and len(entries) > start:  # not used up meanwhile
-                tape._derived.append((start, len(entries)))
+        for r, mark in self.marks:
+            r.derivative_done(mark)
         return False

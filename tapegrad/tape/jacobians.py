@@ -70,7 +70,7 @@ class _Path:
     """The tape entries on a path from a source to a target, and the passes over them."""
 
     def __init__(self, entries, source_ids, target_ids):
-        level = STATE.batch_level
+        level = STATE.stack.batch_level
         live = set(source_ids)
         fwd = []
         for e in entries:
@@ -169,7 +169,7 @@ def _basis(n, start, stop, dtype):
 def _broadcast_seed(rows, shape):
     """``rows`` repeated over the batch; staged in a trace whose batch size is symbolic
     (trace/symbolic.py), so that the program holds for every batch size."""
-    if STATE.tracers and holds_size(shape):
+    if STATE.stack.tracers and holds_size(shape):
         from tapegrad.trace.symbolic import ctx_of
         seed = ctx_of(shape).broadcast(rows, shape, rows.dtype)
         if seed is not None:
@@ -200,12 +200,14 @@ def _run_rows(fn, seed, k):
         return res
 
 
-def _plain(x):
-    return type(x) is Tensor and not STATE.recorders and not STATE.tracers
+def _unobserved(x):
+    """A concrete tensor whose operations no recorder or trace would see: NumPy may
+    work on it directly."""
+    return type(x) is Tensor and not STATE.stack.recorders and not STATE.stack.tracers
 
 
 def _lead(o):
-    if _plain(o):
+    if _unobserved(o):
         return _wrap(o._value[None])
     return expand_dims(o, 0)
 
@@ -234,7 +236,7 @@ class _Result:
         self.filled += k
         if part is not None:
             self.connected = True
-            if not self.parts and _plain(part) and k < self.n_lead:
+            if not self.parts and _unobserved(part) and k < self.n_lead:
                 if self.buf is None:  # zeros: rows of unconnected chunks stay zero
                     self.buf = np.zeros((self.n_rows, self.n_cols), part.dtype)
                 v = part._value.reshape(k, -1)
@@ -261,7 +263,7 @@ class _Result:
             return _wrap(self.buf.reshape(self.out_shape))
         parts = [(p if p is not None else _zeros_rows(k, self.parts), k) for p, k in self.parts]
         vals = [p for p, _ in parts]
-        if len(vals) == 1 and _plain(vals[0]):
+        if len(vals) == 1 and _unobserved(vals[0]):
             a = vals[0]._value
             if self.by_column:
                 a = a.reshape(self.n_cols, self.n_rows).T
@@ -357,7 +359,7 @@ def _blocks(path, pivot, others, chunk_size, loop, forward):
 def _as_block(x, shape):
     if x is None:
         return None
-    return _wrap(x._value.reshape(shape)) if _plain(x) else reshape(x, shape)
+    return _wrap(x._value.reshape(shape)) if _unobserved(x) else reshape(x, shape)
 
 
 # -- batch_jacobian -----------------------------------------------------------------------------------
@@ -434,7 +436,7 @@ def _assemble_batch(parts, b, ny, nx, out_shape, reverse):
     n_other = nx if reverse else ny
     perm = (1, 0, 2) if reverse else (1, 2, 0)
     vals = [p for p, _ in parts]
-    if all(_plain(v) for v in vals):
+    if all(_unobserved(v) for v in vals):
         if len(vals) == 1:
             a = vals[0]._value
             a = a.reshape(a.shape[0], b, n_other).transpose(perm)

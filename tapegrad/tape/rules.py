@@ -1,25 +1,6 @@
-"""Applying one primitive's derivative rules: shared by every reverse and forward pass."""
-from tapegrad.primitives.registry import unbroadcast
+"""Applying one primitive's JVP rules: shared by every forward pass (the VJP rules are
+applied by the reverse pass, ``tape/backward.py``)."""
 from tapegrad.primitives.api import broadcast_to
-
-
-def vjp_of(prim, args, params, out, g, wanted):
-    """Cotangents of ``args`` (None where not wanted or zero), broadcasting undone."""
-    rules = prim.vjp
-    if rules is None:
-        raise LookupError(f"gradient registry has no entry for: {prim.name}")
-    if callable(rules):
-        cts = rules(g, out, *args, **params)
-        return [unbroadcast(c, a.shape) if w and c is not None else None
-                for c, a, w in zip(cts, args, wanted)]
-    cts = []
-    for a, r, w in zip(args, rules, wanted):
-        if w and r is not None:
-            c = r(g, out, *args, **params)
-            cts.append(None if c is None else unbroadcast(c, a.shape))
-        else:
-            cts.append(None)
-    return cts
 
 
 def jvp_of(prim, args, params, out, tangents):

@@ -103,10 +103,10 @@ class Sizes:
 
     def active(self):
         """True when the innermost trace is this one (not a control-flow branch)."""
-        return not self.closed and STATE.tracers and STATE.tracers[-1] is self.builder
+        return not self.closed and STATE.stack.tracers and STATE.stack.tracers[-1] is self.builder
 
     # -- the tracer's hooks -----------------------------------------------------------------
-    def emit(self, prim, args, ins, params):
+    def stage(self, prim, args, ins, params):
         """Shapes of ``prim``'s outputs, with ``SymInt``\\ s where they move with the size,
         and the params to record (plain ints; the symbolic ones are kept aside)."""
         plain = {k: _at(v, 0) for k, v in params.items()}
@@ -153,7 +153,7 @@ class Sizes:
             return None
         from tapegrad.primitives import shape as S
         small = Tensor._wrap(np.asarray(value, dtype))
-        return self.builder.emit(S.broadcast_to_p, (small,), {"shape": tuple(shape)})
+        return self.builder.stage(S.broadcast_to_p, (small,), {"shape": tuple(shape)})
 
     # -- the result -------------------------------------------------------------------------
     def finish(self, program, sym_shapes):

@@ -1,7 +1,7 @@
 """Tracing: run Python code on symbolic tensors and record the operations as a ``Program``.
 
-A ``GraphBuilder`` is pushed on ``STATE.tracers``; the dispatcher hands it every operation that
-has a symbolic input (``emit``). Concrete tensors used with symbolic ones become constants.
+A ``GraphBuilder`` is an interpreter (core/state.py) on the stack; the dispatcher hands it every
+operation that has a symbolic input (``process``, which stages an equation). Concrete tensors used with symbolic ones become constants.
 Variables are captured by reference: a read inside the trace becomes a program input that is
 fed with the variable's value at call time, and an assignment becomes an update applied after
 the call (later reads in the same trace see the assigned value).
@@ -22,7 +22,6 @@ program double(x:f32[2]) {
 }
 """
 import builtins
-import contextlib
 import keyword
 import linecache
 import re
@@ -30,7 +29,7 @@ import re
 import numpy as np
 
 from tapegrad.core.dispatch import _op_error
-from tapegrad.core.state import STATE, swap_recorders
+from tapegrad.core.state import STATE, Interpreter, interpreters, recording
 from tapegrad.core.tensor import Tensor
 from tapegrad.ir.core import Const, Equation, NameGen, Program, Var, make_params
 from tapegrad.ir.passes import compress
@@ -125,13 +124,17 @@ def identifier(name, default="x"):
     return s
 
 
-class GraphBuilder:
-    """Records the operations on its symbolic tensors into a ``Program``.
+class GraphBuilder(Interpreter):
+    """Records the operations on its symbolic tensors into a ``Program``: the tracing
+    interpreter. It computes the operations on its values and owns variables (a read is a
+    program input, an assignment a deferred update).
 
     ``parent``: the enclosing builder when tracing a sub-program (a control-flow branch):
     symbolic tensors of an enclosing trace used inside become extra inputs, listed in
     ``lifted`` as ``(outer tensor, inner Var)`` and appended after the explicit inputs.
     """
+
+    computes = owns_variables = True
 
     def __init__(self, name="program", parent=None):
         self.name = identifier(name, "fn")
@@ -206,13 +209,27 @@ class GraphBuilder:
             self.lifted.append((t, v))
         return v
 
-    # -- the dispatcher's interface ---------------------------------------------------------
-    def emit(self, prim, args, params):
-        """Record ``prim(*args, **params)``; return its symbolic output."""
+    # -- the interpreter protocol (core/state.py) --------------------------------------------
+    def process(self, prim, args, params):
+        """Stage ``prim`` if an input is symbolic or it is stateful (random numbers: a trace
+        records each call, even on concrete inputs); else None (NumPy computes it)."""
+        if prim.stateful:
+            return self.stage(prim, args, params)
+        for a in args:
+            if getattr(a, "_symbolic", False):
+                return self.stage(prim, args, params)
+        return None
+
+    def read_variable(self, var, val):
+        """A read of ``var`` in the trace: its current value here, a symbolic tensor."""
+        return self.capture_variable(var)
+
+    def stage(self, prim, args, params):
+        """Record ``prim(*args, **params)`` as an equation; return its symbolic output."""
         ins = tuple(self.var_of(a) for a in args)
         multi = getattr(prim, "multiple_results", False)
         if self.sizes is not None:
-            return self._emit_sized(prim, args, ins, params, multi)
+            return self._stage_sized(prim, args, ins, params, multi)
         try:
             res = prim.abstract(*ins, **params)
         except (ValueError, IndexError, np.linalg.LinAlgError) as e:
@@ -227,10 +244,10 @@ class GraphBuilder:
     def _note_origin(self, outs):
         self.namer.note(outs)
 
-    def _emit_sized(self, prim, args, ins, params, multi):
-        """``emit`` in a trace with symbolic sizes (see trace/symbolic.py)."""
+    def _stage_sized(self, prim, args, ins, params, multi):
+        """``stage`` in a trace with symbolic sizes (see trace/symbolic.py)."""
         try:
-            res, shapes, probe, plain, sym = self.sizes.emit(prim, args, ins, params)
+            res, shapes, probe, plain, sym = self.sizes.stage(prim, args, ins, params)
         except (ValueError, IndexError, np.linalg.LinAlgError) as e:
             raise _op_error(prim, args, params, e) from None
         outs = tuple(Var(self.names("t"), shape, np.dtype(dtype))
@@ -262,7 +279,7 @@ class GraphBuilder:
         """``var.<op>(value)`` inside the trace: becomes an update; returns None (deferred)."""
         cur = self.capture_variable(var)
         # An assignment is not an operation that tapes see (eagerly it is plain NumPy).
-        with swap_recorders([]):
+        with recording(()):
             if not getattr(value, "_symbolic", False):
                 value = Tensor._wrap(np.asarray(value._value if isinstance(value, Tensor)
                                                 else value))
@@ -282,7 +299,7 @@ class GraphBuilder:
         return None
 
     # -- tf.Variable created inside the trace ------------------------------------------------
-    def variable_created(self, initial):
+    def create_variable(self, initial):
         """A ``tf.Variable`` is created during the trace with ``initial`` (a tensor).
 
         TensorFlow allows it on the first call only (the function is traced a second time
@@ -290,13 +307,13 @@ class GraphBuilder:
         (computed from the function's arguments) is evaluated on this call's arguments.
         Returns the concrete initial value.
         """
-        if not all(getattr(b, "may_create_variables", True) for b in STATE.tracers):
+        if not all(b.may_create_variables for b in STATE.stack.tracers):
             raise ValueError(
                 "tf.function only supports singleton tf.Variables created on the first call. "
                 "Make sure the tf.Variable is only created once or created outside "
                 "tf.function. See https://www.tensorflow.org/guide/function"
                 "#creating_tfvariables for more information.")
-        STATE.tracers[0].created_variables = True
+        STATE.stack.tracers[0].created_variables = True
         if not getattr(initial, "_symbolic", False):
             return initial
         b = getattr(initial, "_builder", None)
@@ -305,17 +322,11 @@ class GraphBuilder:
                              "tensor (here it is computed inside a control-flow branch or "
                              "a vmap).")
         program = b.build([initial])
-        st = STATE
-        old = (st.recorders, st.tracers, st.batch_level)
-        st.recorders, st.tracers, st.batch_level = [], [], 0
-        st.refresh()
-        try:  # the operations so far, on this call's arguments, outside every trace
+        # the operations so far, on this call's arguments, outside every trace
+        with interpreters(()):
             from tapegrad.ir import evaluate
             (value,), _ = evaluate(program, list(b.example_inputs) + [
                 t for t, _ in b.lifted], [v.read_value() for v in b.variables])
-        finally:
-            st.recorders, st.tracers, st.batch_level = old
-            st.refresh()
         return value
 
     # -- result -----------------------------------------------------------------------------
@@ -329,23 +340,14 @@ class GraphBuilder:
                        outs, updates, self.name, self.namer.origins())
 
 
-@contextlib.contextmanager
 def tracing(builder, isolate=True):
     """Make ``builder`` the innermost tracer; always restore the state afterwards.
 
     ``isolate``: hide the active tapes and vmap levels from the trace, as when a
     ``tapegrad.function`` is traced on first call under an outer tape (the outer tape sees
-    the evaluation of the finished program instead). Control-flow bodies traced inside an
-    outer trace pass False.
+    the evaluation of the finished program instead). Outer traces stay: the builder lifts
+    their symbolic tensors (control-flow bodies traced inside a trace).
     """
-    st = STATE
-    old = (st.recorders, st.tracers, st.batch_level)
-    if isolate:
-        st.recorders, st.batch_level = [], 0
-    st.tracers = old[1] + [builder]
-    st.refresh()
-    try:
-        yield builder
-    finally:
-        st.recorders, st.tracers, st.batch_level = old
-        st.refresh()
+    st = STATE.stack
+    below = tuple(st.tracers) if isolate else st.interpreters
+    return interpreters(below + (builder,))

@@ -204,7 +204,7 @@ def _assign(var, value, name):
             raise TypeError(f"Cannot restore {name}: the checkpoint holds {value.dtype.name}, "
                             f"the variable is {var.dtype.name}.")
         value = value.astype(var.dtype)
-    if STATE.tracers:
+    if STATE.stack.tracers:
         # a Variable created inside tf.function (a model built on its first call there):
         # its restored value is its initial value, set now, not an assignment the traced
         # program would repeat on every call

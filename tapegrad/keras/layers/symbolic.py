@@ -7,12 +7,11 @@ layer (``Lambda`` and subclasses included) gets its output shape without a shape
 its own. The weights are built first from the symbolic shape, as Keras does, and restored
 after the probe runs, so a probe never changes a model.
 """
-import contextlib
 import itertools
 
 import numpy as np
 
-from tapegrad.core.state import STATE
+from tapegrad.core.state import interpreters
 
 from tapegrad.keras import _tf as tf
 
@@ -107,19 +106,11 @@ def _concrete(structure, size):
     return tf.nest.map_structure(fill, structure)
 
 
-@contextlib.contextmanager
 def _outside_interpreters():
-    """Probes run plainly: a trace in progress (a Sequential built on its first call inside
-    ``tf.function``) would defer the weights' restoring assignments to every later call,
-    and a tape would record the probes."""
-    saved = STATE.recorders, STATE.tracers, STATE.batch_level
-    STATE.recorders, STATE.tracers, STATE.batch_level = [], [], 0
-    STATE.refresh()
-    try:
-        yield
-    finally:
-        STATE.recorders, STATE.tracers, STATE.batch_level = saved
-        STATE.refresh()
+    """Probes run with no interpreter: a trace in progress (a Sequential built on its first
+    call inside ``tf.function``) would defer the weights' restoring assignments to every
+    later call, and a tape would record the probes."""
+    return interpreters(())
 
 
 def symbolic_call(layer, args, kwargs, record=True):

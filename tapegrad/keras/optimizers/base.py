@@ -241,7 +241,7 @@ class Optimizer:
         if self.loss_scale_factor is not None:
             grads = [g / self.loss_scale_factor for g in grads]
         grads = self._clip_gradients(grads)
-        fast = STATE.plain and type(self).update_step is Optimizer.update_step and all(
+        fast = STATE.stack.idle and type(self).update_step is Optimizer.update_step and all(
             type(g) is tf.Tensor or isinstance(g, np.ndarray) for g in grads)
         xp = _ArrayOps if fast else _TensorOps
         if fast:
