@@ -86,10 +86,9 @@ class Batcher(Interpreter):
         levels follow the data: the highest one among the inputs is peeled first)."""
         level = 0
         for a in args:
-            if type(a) is BatchedTensor:
-                lv = a._level
-                if lv > level:
-                    level = lv
+            lv = a._level  # 0 for a tensor of no vmap level
+            if lv > level:
+                level = lv
         if level < self.level:
             return None
         return apply_batch_rule(prim, args, params, level)

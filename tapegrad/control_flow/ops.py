@@ -219,7 +219,7 @@ def _eager_while(cond, body, state, n_max):
 def _any(p):
     """Is the predicate true for any example of any vmap level? (eager: values exist)"""
     v = p
-    while hasattr(v, "_level"):
+    while v._level:
         v = v._val
     return bool(np.any(v._value))
 

@@ -26,6 +26,7 @@ class Tensor:
     __slots__ = ("_value", "__weakref__")
     __array_priority__ = 100  # ndarray <op> Tensor defers to Tensor's reflected operator
     _symbolic = False         # True for traced and batched tensors: no single value
+    _level = 0                # the vmap level whose batch axis it holds (BatchedTensor)
 
     def __init__(self, value, dtype=None):
         self._value = np.asarray(value, dtype=_dt.as_dtype(dtype))

@@ -26,7 +26,7 @@ def _single_arg(args, argnums, name):
     if not -len(args) <= argnums < len(args):
         return None  # the dense path raises the proper error
     a = args[argnums]
-    if not isinstance(a, (Tensor, np.ndarray)) or nest.is_nested(a) or hasattr(a, "_level"):
+    if not isinstance(a, (Tensor, np.ndarray)) or nest.is_nested(a) or getattr(a, "_level", 0):
         return None
     return int(argnums) % len(args)
 

@@ -95,5 +95,5 @@ def decompress(rows, plan, out_shape, dtype):
 
 def usable(x):
     """Whether the compressed machinery applies to differentiated leaf ``x`` here."""
-    return (isinstance(x, Tensor) and not hasattr(x, "_level") and not STATE.stack.batch_level
+    return (isinstance(x, Tensor) and not x._level and not STATE.stack.batch_level
             and x.dtype.kind == "f" and math.prod(x.shape) > 0)

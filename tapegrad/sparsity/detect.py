@@ -55,7 +55,7 @@ def _as_pattern(d, n, target_shape):
 
 # -- tapes -------------------------------------------------------------------------------
 def _concrete(a):
-    if getattr(a, "_symbolic", False) or hasattr(a, "_level"):
+    if getattr(a, "_symbolic", False) or getattr(a, "_level", 0):
         return None
     return a._value
 

@@ -177,7 +177,7 @@ class GraphBuilder(Interpreter):
                 return t._var
             if isinstance(t, SymbolicTensor) and self._encloses(t._builder):
                 return self._lift(t)
-            if hasattr(t, "_level"):
+            if t._level:
                 raise TypeError("A vmap-batched tensor from outside cannot be used inside a "
                                 "traced tapegrad.function; pass it as an argument instead.")
             raise TypeError(f"{t!r} belongs to another trace: a symbolic tensor escaped the "
