@@ -42,6 +42,7 @@ from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.tape.backward import backward
 from tapegrad.tape.jacobians import tape_jacobians
+from tapegrad.tape.structure import structure
 
 # Sub-programs in params (control flow) are costly to hash and compare: those stay interpretive.
 MIN_ENTRIES = 8      # shorter tapes: the interpreter is as fast as keying and calling
@@ -233,31 +234,19 @@ class _Replay:
 
 
 def _key(entries, n, seeds, sources, sort_sources):
-    """``(key, leaves, sources)``, or None for a tape this cache does not take."""
-    pos = {}
-    get = pos.get
-    leaves = []
-    parts = []
-    append = parts.append
-    eligible = _ELIGIBLE.get
+    """``(key, leaves, sources)``, or None for a tape this cache does not take.
+
+    The key is the tape's structure (``tape/structure.py``), the leaves' shapes and dtypes,
+    and where the seeds and sources sit.
+    """
+    made = structure(entries, n, _ELIGIBLE)
+    if made is None:
+        return None
+    parts, leaves, pos = made
     concrete = (Tensor, Variable)
-    for k in range(n):
-        prim, args, params, out = entries[k]
-        if type(out) is not Tensor or not (eligible(prim) or _eligible(prim)):
-            return None
-        refs = []
-        for a in args:
-            r = get(id(a))
-            if r is None:  # a leaf: numbered by first use
-                if type(a) not in concrete:  # a vmap's or a trace's value: not ours
-                    return None
-                r = pos[id(a)] = -1 - len(leaves)
-                leaves.append(a)
-            refs.append(r)
-        # no output shape: a primitive's shape rule takes input shapes and params only
-        append((prim, tuple(refs), tuple(params.items())) if params else (prim, tuple(refs)))
-        pos[id(out)] = k
     for a in leaves:
+        if type(a) not in concrete:  # a vmap's or a trace's value: not ours
+            return None
         v = a._value
         parts.append((v.shape, v.dtype))
     for sid, g in seeds.items():
@@ -281,16 +270,17 @@ def _key(entries, n, seeds, sources, sort_sources):
     return tuple(parts), leaves, sources
 
 
-_ELIGIBLE = {}
+class _Eligible(dict):
+    """``prim -> whether the cache takes tapes holding it`` (filled on first sight)."""
 
-
-def _eligible(prim):
-    ok = _ELIGIBLE.get(prim)
-    if ok is None:
+    def __missing__(self, prim):
         if type(prim) is not Primitive:  # custom_gradient ops: new per call, never kept
             return False
-        ok = _ELIGIBLE[prim] = prim.cacheable
-    return ok
+        ok = self[prim] = prim.cacheable
+        return ok
+
+
+_ELIGIBLE = _Eligible()
 
 
 def _values(entries, n, leaves, seeds):

@@ -19,6 +19,7 @@ import numpy as np
 
 from tapegrad.core import hooks
 from tapegrad.sparsity.rules import TooLarge, apply_rule
+from tapegrad.tape.structure import structure
 
 LIMIT = 1 << 24  # dependency booleans one equation may produce (n times its output size)
 
@@ -233,20 +234,21 @@ def fingerprint(entries, source):
     """A hashable key that is equal for two tapes exactly when the dependency rules would see
     the same equations (primitives, params, shapes, data flow): then their patterns agree.
 
+    It is the tape's structure (``tape/structure.py``) with the leaves' and outputs' shapes
+    and dtypes, where the source sits, and the index values the rules read.
     Data-dependent Python control flow in ``f`` gives different keys, never a stale pattern.
     """
-    pos = {id(source): -1}
-    key = [tuple(source.shape)]
-    for k, (prim, args, params, out) in enumerate(entries):
-        ins = tuple(pos.get(id(a)) for a in args)
+    parts, leaves, where = structure(entries, len(entries))
+    key = [tuple(source.shape), where.get(id(source))]
+    key += parts
+    key += [(tuple(a.shape), a.dtype) for a in leaves]
+    for prim, args, _params, out in entries:
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        item = (prim.name, ins, tuple(params.items()), tuple((tuple(o.shape), o.dtype) for o in outs))
+        item = tuple((tuple(o.shape), o.dtype) for o in outs)
         if prim.sparsity in _READS_INDICES:
             item += tuple(None if c is None or c.dtype.kind in "fc" else (c.dtype.str, c.tobytes())
                           for c in map(_concrete, args))
         key.append(item)
-        for o in outs:
-            pos[id(o)] = k
     key = tuple(key)
     try:
         hash(key)
