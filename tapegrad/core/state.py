@@ -147,11 +147,10 @@ class _State(threading.local):
         s = s[:-1] if s and s[-1] is interpreter else tuple(i for i in s if i is not interpreter)
         self.install(Stack(s) if s else IDLE)
 
-    def refresh(self):
-        """What an interpreter records changed (a tape paused, reset): a new epoch."""
+    def bump(self):
+        """A new epoch: variable snapshots cached before now are read afresh (a tape began
+        watching, paused, resumed or was reset: what it records changed)."""
         self.epoch = next(_EPOCHS)
-
-    bump = refresh  # variable snapshots cached before now are read afresh
 
     def clear(self):
         """Empty the stack (a test's clean-up after an interpreter leaked)."""

@@ -208,19 +208,19 @@ class GradientTape(Interpreter):
         if not self._entered:
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
         old, self._paused = self._paused, True
-        STATE.refresh()
+        STATE.bump()
         try:
             yield
         finally:
             self._paused = old
-            STATE.refresh()
+            STATE.bump()
 
     def reset(self):
         """Forget everything recorded so far; recording continues."""
         if not self._entered:
             raise ValueError("Tape is not recording.")
         self._clear()
-        STATE.refresh()
+        STATE.bump()
 
     def watched_variables(self):
         """The watched variables, in creation order."""
