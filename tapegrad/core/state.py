@@ -106,19 +106,43 @@ class Stack:
     """
 
     __slots__ = ("interpreters", "recorders", "computers", "tracers", "variable_owner",
-                 "batchers", "batch_level", "readers", "idle", "recording_only")
+                 "batchers", "batch_level", "readers", "idle", "recording_only", "below")
 
-    def __init__(self, interpreters=()):
+    def __init__(self, interpreters=(), below=None):
         self.interpreters = interpreters = tuple(interpreters)
-        self.recorders = [i for i in interpreters if i.records]
-        self.computers = tuple(i for i in reversed(interpreters) if i.computes)
-        self.tracers = owners = [i for i in interpreters if i.owns_variables]
+        self.below = below  # the stack without the top one, when made by ``pushed``
+        recorders, computers, owners, batchers = [], [], [], []
+        for i in interpreters:  # one pass: this runs at every tape's enter and exit
+            if i.records:
+                recorders.append(i)
+            if i.computes:
+                computers.append(i)
+            if i.owns_variables:
+                owners.append(i)
+            if i.batches:
+                batchers.append(i)
+        computers.reverse()
+        self.recorders, self.computers = recorders, tuple(computers)
+        self.tracers, self.batchers, self.batch_level = owners, batchers, len(batchers)
         self.variable_owner = owners[-1] if owners else None
-        self.batchers = [i for i in interpreters if i.batches]
-        self.batch_level = len(self.batchers)
-        self.readers = owners[-1:] + self.recorders
+        self.readers = owners[-1:] + recorders
         self.idle = not interpreters
-        self.recording_only = bool(self.recorders) and not self.computers
+        self.recording_only = bool(recorders) and not computers
+
+    def pushed(self, interpreter):
+        """This stack with ``interpreter`` on top (it remembers this one as ``below``)."""
+        return Stack(self.interpreters + (interpreter,), self)
+
+    def popped(self, interpreter):
+        """This stack without ``interpreter``, wherever it is."""
+        s = self.interpreters
+        if s and s[-1] is interpreter:
+            if self.below is not None:
+                return self.below
+            s = s[:-1]
+        else:
+            s = tuple(i for i in s if i is not interpreter)
+        return Stack(s) if s else IDLE
 
     def __repr__(self):
         return f"Stack({list(self.interpreters)})"
@@ -139,13 +163,11 @@ class _State(threading.local):
 
     def push(self, interpreter):
         """Put ``interpreter`` on top of the stack (entering its ``with`` block)."""
-        self.install(Stack(self.stack.interpreters + (interpreter,)))
+        self.install(self.stack.pushed(interpreter))
 
     def remove(self, interpreter):
         """Take ``interpreter`` off the stack, wherever it is (leaving its ``with`` block)."""
-        s = self.stack.interpreters
-        s = s[:-1] if s and s[-1] is interpreter else tuple(i for i in s if i is not interpreter)
-        self.install(Stack(s) if s else IDLE)
+        self.install(self.stack.popped(interpreter))
 
     def bump(self):
         """A new epoch: variable snapshots cached before now are read afresh (a tape began
