@@ -173,7 +173,7 @@ _new = object.__new__
 def _bind_slow(prim, args, params):
     st = STATE.stack
     recs = st.recorders
-    if not st.idle:
+    if st.readers:
         # A variable read is an operation of its own, so later assignments do not change
         # what a tape saw, and the gradient with respect to a variable sums over its reads.
         for a in args:

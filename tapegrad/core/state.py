@@ -157,9 +157,12 @@ class _State(threading.local):
         self.epoch = next(_EPOCHS)  # renewed whenever what records changes (Variable reads)
 
     def install(self, stack):
-        """Make ``stack`` (a ``Stack``) current; a new epoch (see ``bump``)."""
+        """Make ``stack`` (a ``Stack``) current; a new epoch (see ``bump``) unless neither
+        stack has an interpreter that sees variable reads (then no snapshot goes stale:
+        a vmap level entering, or a batching rule running with the stack empty)."""
+        if stack.readers or self.stack.readers:
+            self.epoch = next(_EPOCHS)
         self.stack = stack
-        self.epoch = next(_EPOCHS)
 
     def push(self, interpreter):
         """Put ``interpreter`` on top of the stack (entering its ``with`` block)."""
@@ -187,7 +190,8 @@ STATE = _State()
 
 
 class interpreters:
-    """Install the interpreter stack ``stack`` (outermost first); always restore the old one.
+    """Install the interpreter stack ``stack`` (a tuple of interpreters, outermost first, or
+    a ``Stack``); always restore the old one.
 
     The one way code switches interpreter state: hiding every interpreter
     (``interpreters(())``: a computation that nothing records, traces or batches), hiding
@@ -198,16 +202,18 @@ class interpreters:
     __slots__ = ("new", "old")
 
     def __init__(self, stack):
-        self.new = tuple(stack)
+        self.new = stack if type(stack) is Stack else tuple(stack)  # a Stack, or a tuple
 
     def __enter__(self):
         st = STATE
-        old = st.stack
-        if self.new != old.interpreters:
-            self.old = old
-            st.install(Stack(self.new) if self.new else IDLE)
-        else:
+        old, new = st.stack, self.new
+        if type(new) is not Stack:
+            new = old if new == old.interpreters else Stack(new) if new else IDLE
+        if new is old:
             self.old = None  # the same stack: nothing to switch back
+        else:
+            self.old = old
+            st.install(new)
         return self
 
     def __exit__(self, *exc):
