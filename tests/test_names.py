@@ -76,6 +76,21 @@ def test_reverse_mode_names_and_comments():
     _same_without_names(cf, x)
 
 
+def test_a_gradient_nobody_names_is_the_sources_cotangent():
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            y = tf.reduce_sum(tf.sin(x) * x)
+        return g.gradient(y, x)
+
+    cf = f.get_concrete_function(tf.TensorSpec([3], tf.float64))
+    assert "return x_ct" in cf.source() and "return (x_ct)" in str(cf.program)
+    x = np.array([0.1, 1.0, -2.0])
+    np.testing.assert_allclose(f(x).numpy(), np.cos(x) * x + np.sin(x), rtol=1e-12)
+    _same_without_names(cf, x)
+
+
 def test_forward_mode_names_and_comments():
     @tf.function
     def f(x):
@@ -86,7 +101,7 @@ def test_forward_mode_names_and_comments():
 
     cf = f.get_concrete_function(tf.TensorSpec([4, 3], tf.float32))
     src = cf.source()
-    assert {"h", "h_dot"} <= set(_assigned(src))
+    assert {"h", "h_dot"} <= set(_assigned(src)) and "return y_dot" in src
     comments = [ln.strip() for ln in src.splitlines() if ln.strip().startswith("#")]
     assert f"# d/dh of: {_line('h = tf.tanh(tf.matmul(x, W))')}" in comments
     assert f"# d/dy of: {_line('y = tf.reduce_sum(h * h)')}" in comments

@@ -9,10 +9,11 @@ eager path. Two sources of names:
   name: ``h = tf.tanh(x @ w)`` names the tanh's output ``h``.
 - the derivative passes. An equation emitted while the reverse pass (``tape/backward.py``)
   differentiates the record whose output is ``h`` is derivative code ``of`` ``h``, and the
-  cotangent it starts from is ``h_ct``; the tangents that forward mode
-  (``tape/forward_accumulator.py``) feeds to a record are ``x_dot`` for its input ``x``.
-  These are read from the pass's own frame (its locals ``out``, ``g``, ``args``, ``ts``),
-  so the passes pay nothing for being named.
+  cotangent it starts from is ``h_ct``, and a source's cotangent when the pass is over is
+  ``x_ct``; forward mode's (``tape/forward_accumulator.py``) tangent of ``h`` is ``h_dot``.
+  These are read from the pass's own frame (its locals ``out``, ``g``, ``cts``,
+  ``source_ids``, ``entries``; ``args``, ``ts``, ``self``), so the passes pay nothing for
+  being named; tests/test_names.py fails if those locals change.
 
 A user's own name wins over a derived one (``dy_dx = tape.gradient(y, x)``). Names are hints
 (``Origin.name``); ``ir/names.py`` makes them unique identifiers.
@@ -66,11 +67,15 @@ class Namer:
         self.user = {}      # IR name -> the user's variable name
         self.derived = {}   # IR name of a (co)tangent -> (IR name of its primal, suffix)
         self._frame, self._line, self._lasti, self._pending = None, None, -1, []
+        self._passes = {}   # id(cts) -> (cts, source ids, entries) of each reverse pass seen
+        self._forward = None  # (tangents, primal, frame) of the forward record in progress
 
     def note(self, outs):
         """Record the origin of the equation that made ``outs`` (a tuple of Vars)."""
         f, level, crossed = user_frame(1, through=_DERIVATIVE_FILES)
         o = _origin((f, level, crossed))
+        if self._forward is not None and self._forward[2] is not crossed:
+            self._forward_done()
         if crossed is not None:
             o = o._replace(of=self._derivative(crossed) or "")
         if f is not None:
@@ -98,12 +103,44 @@ class Namer:
             g = _var(loc.get("g"), b)
             if g is not None and out is not None:
                 self.derived.setdefault(g.name, (out.name, suffix))
+            cts = loc.get("cts")  # the sources' cotangents are final once the trace ends
+            if type(cts) is dict and id(cts) not in self._passes:
+                self._passes[id(cts)] = (cts, loc.get("source_ids"), loc.get("entries"))
         else:
             for a, t in zip(loc.get("args") or (), loc.get("ts") or ()):
                 a, t = _var(a, b), _var(t, b)
                 if a is not None and t is not None:
                     self.derived.setdefault(t.name, (a.name, suffix))
+            tangents = getattr(loc.get("self"), "_tangents", None)
+            if out is not None and tangents is not None:  # its tangent: once the record ends
+                self._forward = (tangents, loc.get("out"), frame)
         return out.name if out is not None else None
+
+    def _forward_done(self):
+        """Name the output tangent of the forward record that has ended."""
+        tangents, primal, _ = self._forward
+        self._forward = None
+        e = tangents.get(id(primal))
+        if e is not None and e[0]() is primal:
+            t = _var(e[1], self.builder)
+            if t is not None:
+                self.derived.setdefault(t.name, (primal._var.name, "_dot"))
+
+    def _passes_done(self):
+        """Name the sources' cotangents of every reverse pass (``x_ct``)."""
+        b = self.builder
+        for cts, ids, entries in self._passes.values():
+            want = {i for i in ids or () if i in cts}
+            found = {}
+            for e in entries or ():
+                for a in e[1]:
+                    if id(a) in want:
+                        found.setdefault(id(a), a)
+            for i, s in found.items():
+                c, s = _var(cts[i], b), _var(s, b)
+                if c is not None and s is not None:
+                    self.derived.setdefault(c.name, (s.name, "_ct"))
+        self._passes = {}
 
     def flush(self):
         """Name the values recorded on the line just left after the frame's locals."""
@@ -124,6 +161,9 @@ class Namer:
     def origins(self):
         """``builder.origins`` with the names learned so far, as ``Program.origins`` wants."""
         self.flush()
+        if self._forward is not None:
+            self._forward_done()
+        self._passes_done()
         names = {}
 
         def name(n):
