@@ -409,3 +409,29 @@ def test_ir_and_code_use_the_same_names_and_quote_the_users_lines():
     assert "np.asarray(" not in src and ".astype('float64')" in src
     assert "  # mul" not in src and "  # matmul" not in src  # the expression says it
     assert src == generate(cf.program)[0]  # stable
+
+
+@pytest.mark.parametrize("shape, perm", [((3, 5), (1, 0)), ((1, 4), (1, 0)),
+                                         ((2, 3, 4), (1, 0, 2)), ((2, 3, 4), (2, 1, 0))])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_matrix_transposes_are_written_as_dot_T(shape, perm, dtype):
+    x = np.arange(np.prod(shape)).reshape(shape).astype(dtype)
+    if x.dtype.kind == "f":
+        x.flat[:3] = [np.nan, -np.inf, -0.0]
+    prog = trace(lambda a: tf.transpose(a, perm) * 1, x)
+    fn, src = compile_program(prog)
+    got = fn(x)
+    want = interpret(prog, x)[0]
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype and np.array_equal(np.signbit(got), np.signbit(want))
+    assert ("x0.T" in src) == (len(shape) == 2)
+    assert ("np.transpose(" in src) == (len(shape) != 2)
+
+
+def test_a_matrix_transpose_output_is_a_view_as_before():
+    x = np.arange(6.0).reshape(2, 3)
+    fn, src = compile_program(trace(lambda a: tf.transpose(a), x))
+    assert "x0.T" in src
+    out = fn(x)
+    assert out.base is x or np.shares_memory(out, x)  # the same view np.transpose gives
+    np.testing.assert_array_equal(out, x.T)

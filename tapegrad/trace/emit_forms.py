@@ -32,7 +32,18 @@ def fast_form(e, made_by, ren, ns):
     """A faster NumPy form of an equation where one exists for its shapes, else None."""
     if e.prim.name == "reduce_sum":
         return _row_sum_form(e, ren, ns)
+    if e.prim.name == "transpose":
+        return _matrix_transpose_form(e, ren)
     return _matmul_form(e, made_by, ren)
+
+
+def _matrix_transpose_form(e, ren):
+    """A matrix's transpose as ``x.T``: the same view as ``np.transpose(x, (1, 0))``, without
+    the function's dispatch (~0.15 us against ~0.9 us; a backward pass has one per layer)."""
+    (x,) = e.inputs
+    if x.ndim != 2 or tuple(dict(e.params)["perm"]) != (1, 0):
+        return None
+    return f"{ren[x.name]}.T"
 
 
 def _row_sum_form(e, ren, ns):
