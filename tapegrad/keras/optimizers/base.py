@@ -14,6 +14,7 @@ import numpy as np
 from tapegrad.keras import _tf as tf
 from tapegrad.core.state import STATE
 from tapegrad.keras import backend, initializers
+from tapegrad.keras.optimizers import fused
 from tapegrad.keras.layers.base import set_variable_path, variable_path
 from tapegrad.train import checkpoint
 
@@ -67,6 +68,9 @@ class Optimizer:
 
     _slots = ()
     _slot_initializer = "zeros"
+    # True: ``_rule`` computes each element from the same element of its operands alone,
+    # so an eager step may run it on several variables at once (fused.py)
+    _elementwise_rule = False
 
     def __new__(cls, *args, **kwargs):
         obj = object.__new__(cls)
@@ -269,13 +273,21 @@ class Optimizer:
         self._begin(xp, step_value)
         constants = {}  # the step's scalars, once per dtype (they are the same per variable)
         read, write, cast = xp.read, xp.write, xp.cast
-        var_slots = self._var_slots
-        for g, v in zip(grads, variables):
-            dtype = v.dtype
+
+        def constants_of(dtype):
             c = constants.get(dtype)
             if c is None:
                 c = constants[dtype] = self._constants(
                     xp, cast(lr_value, dtype), cast(step_value, dtype), dtype)
+            return c
+
+        if xp is _ArrayOps and self._elementwise_rule:
+            # small variables: one rule on their concatenation (keras/optimizers/fused.py)
+            grads, variables = fused.apply(self, xp, grads, variables, constants_of)
+        var_slots = self._var_slots
+        for g, v in zip(grads, variables):
+            dtype = v.dtype
+            c = constants_of(dtype)
             slots = var_slots[id(v)]
             new_v, new_slots = self._rule(xp, cast(g, dtype), read(v),
                                           [read(s) for s in slots], c)

@@ -14,6 +14,8 @@ from tapegrad.keras.optimizers.base import Optimizer
 class SGD(Optimizer):
     """Gradient descent, with optional (Nesterov) momentum."""
 
+    _elementwise_rule = True
+
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         if not isinstance(momentum, float) or momentum < 0 or momentum > 1:
@@ -32,6 +34,8 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     """Adam (Kingma & Ba), optionally AMSGrad; Keras's epsilon-outside-the-root form."""
+
+    _elementwise_rule = True
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, **kwargs):
@@ -69,6 +73,8 @@ class AdamW(Adam):
 class RMSprop(Optimizer):
     """RMSprop, optionally centred and with momentum."""
 
+    _elementwise_rule = True
+
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
                  centered=False, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -100,6 +106,8 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     """Adagrad; the accumulators start at ``initial_accumulator_value``."""
 
+    _elementwise_rule = True
+
     _slots = ("accumulator",)
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7,
@@ -119,6 +127,8 @@ class Adagrad(Optimizer):
 
 class Nadam(Optimizer):
     """Adam with Nesterov momentum (Dozat), with Keras's momentum schedule (decay 0.96)."""
+
+    _elementwise_rule = True
 
     _slots = ("momentum", "velocity")
 
