@@ -7,6 +7,9 @@ Run in the bench environment (it needs keras and tensorflow; the tests never imp
 
     /work/venv-bench/bin/python -m benchmarks.keras_reference_extra
 
+The masked models (graphs given as data, built the same way by the tests) run fit,
+evaluate and predict on padded sequences.
+
 The layer cases run on Keras's JAX backend: on a CPU, TensorFlow's Conv2D rejects NCHW
 without oneDNN, and with oneDNN its NCHW output broadcasts a channel bias along the wrong
 axis (Keras's own ``Conv2D(data_format="channels_first")`` adds the bias per column there).
@@ -150,11 +153,109 @@ def fit_cases(arrays, manifest):
                                  "evaluate": eval_kwargs})
 
 
-PARTS = {"layers": ("jax", layer_cases), "fits": ("tensorflow", fit_cases)}
+# masked models, as graphs: (name, inputs, nodes [name, class, config, input names],
+# output, loss, metrics); token 0 is padding
+MASKED = [
+    ("seq_tagger", [["tokens", [6], "int32"]],
+     [["emb", "Embedding", {"input_dim": 9, "output_dim": 4, "mask_zero": True}, ["tokens"]],
+      ["tags", "Dense", {"units": 5, "activation": "softmax"}, ["emb"]]],
+     "tags", "sparse_categorical_crossentropy", ["accuracy"]),
+    ("tagger_batchnorm", [["tokens", [6], "int32"]],
+     [["emb", "Embedding", {"input_dim": 9, "output_dim": 4, "mask_zero": True}, ["tokens"]],
+      ["norm", "BatchNormalization", {"momentum": 0.5}, ["emb"]],
+      ["tags", "Dense", {"units": 3, "activation": "softmax"}, ["norm"]]],
+     "tags", "sparse_categorical_crossentropy", ["accuracy"]),
+    ("bag_of_embeddings", [["tokens", [6], "int32"]],
+     [["emb", "Embedding", {"input_dim": 9, "output_dim": 4, "mask_zero": True}, ["tokens"]],
+      ["pool", "GlobalAveragePooling1D", {}, ["emb"]],
+      ["out", "Dense", {"units": 3, "activation": "softmax"}, ["pool"]]],
+     "out", "sparse_categorical_crossentropy", ["accuracy"]),
+    ("masking_layer", [["seq", [5, 3], "float32"]],
+     [["mask", "Masking", {"mask_value": 0.0}, ["seq"]],
+      ["hidden", "Dense", {"units": 4, "activation": "tanh"}, ["mask"]],
+      ["out", "Dense", {"units": 2}, ["hidden"]]],
+     "out", "mse", ["mae"]),
+    ("merged_masks", [["tokens", [6], "int32"]],
+     [["a", "Embedding", {"input_dim": 9, "output_dim": 3, "mask_zero": True}, ["tokens"]],
+      ["b", "Embedding", {"input_dim": 9, "output_dim": 3, "mask_zero": True}, ["tokens"]],
+      ["c", "Embedding", {"input_dim": 9, "output_dim": 2}, ["tokens"]],
+      ["sum", "Add", {}, ["a", "b"]],
+      ["joined", "Concatenate", {}, ["sum", "c"]],
+      ["pool", "GlobalAveragePooling1D", {}, ["joined"]],
+      ["out", "Dense", {"units": 1}, ["pool"]]],
+     "out", "mse", []),
+]
+
+
+def build_graph(keras, inputs, nodes, output):
+    """The functional model a MASKED entry describes (tests/test_keras_reference_extra.py
+    builds it the same way with tapegrad.keras)."""
+    made = {name: keras.Input(tuple(shape), dtype=dtype, name=name)
+            for name, shape, dtype in inputs}
+    for name, cls, config, args in nodes:
+        arg = [made[a] for a in args]
+        made[name] = getattr(keras.layers, cls)(name=name, **config)(
+            arg if len(arg) > 1 else arg[0])
+    return keras.Model([made[i[0]] for i in inputs][0], made[output])
+
+
+def _masked_data(rng, name, inputs, output_units, loss):
+    n = 7
+    (_, shape, dtype), = inputs
+    if dtype == "int32":
+        x = rng.integers(1, 9, (n, *shape)).astype("int32")
+        for row, length in zip(x, rng.integers(1, shape[0] + 1, n)):
+            row[length:] = 0
+    else:
+        x = rng.normal(size=(n, *shape)).astype("float32")
+        for row, length in zip(x, rng.integers(1, shape[0] + 1, n)):
+            row[length:] = 0.0
+    per_step = name in ("seq_tagger", "tagger_batchnorm", "masking_layer")
+    target_shape = (n, shape[0]) if per_step else (n,)
+    if loss == "sparse_categorical_crossentropy":
+        y = rng.integers(0, output_units, target_shape)
+    else:
+        y = rng.normal(size=target_shape + (output_units,)).astype("float32")
+    return x, y
+
+
+def masked_cases(arrays, manifest):
+    import keras
+    import tensorflow as tf
+
+    rng = np.random.default_rng(20261204)
+    manifest["masked_backend"] = f"keras {keras.__version__}, tensorflow {tf.__version__}"
+    for name, inputs, nodes, output, loss, metrics in MASKED:
+        model = build_graph(keras, inputs, nodes, output)
+        init = [rng.normal(size=w.shape).astype("float32") * 0.5 for w in model.weights]
+        init = [np.abs(v) + 0.5 if w.name == "moving_variance" else v
+                for v, w in zip(init, model.weights)]
+        model.set_weights(init)
+        model.compile(optimizer=keras.optimizers.SGD(0.3), loss=loss, metrics=metrics)
+        x, y = _masked_data(rng, name, inputs, nodes[-1][2]["units"], loss)
+        p = f"masked/{name}"
+        arrays[f"{p}/x"], arrays[f"{p}/y"] = x, y
+        for i, w in enumerate(init):
+            arrays[f"{p}/init{i}"] = w
+        arrays[f"{p}/predict"] = model.predict(x, verbose=0)
+        logs = model.evaluate(x, y, verbose=0, return_dict=True)
+        arrays[f"{p}/evaluate"] = np.array([logs[k] for k in sorted(logs)], "float32")
+        hist = model.fit(x, y, batch_size=3, epochs=2, shuffle=False, verbose=0)
+        arrays[f"{p}/history"] = np.array([hist.history[k] for k in sorted(hist.history)],
+                                          "float32")
+        for i, w in enumerate(model.get_weights()):
+            arrays[f"{p}/final{i}"] = w
+        manifest["masked"].append({"name": name, "inputs": inputs, "nodes": nodes,
+                                   "output": output, "loss": loss, "metrics": metrics,
+                                   "logs": sorted(logs), "history": sorted(hist.history)})
+
+
+PARTS = {"layers": ("jax", layer_cases), "fits": ("tensorflow", fit_cases),
+         "masked": ("tensorflow", masked_cases)}
 
 
 def run_part(part, out):
-    arrays, manifest = {}, {"layers": [], "fits": []}
+    arrays, manifest = {}, {"layers": [], "fits": [], "masked": []}
     PARTS[part][1](arrays, manifest)
     arrays["manifest"] = np.array(json.dumps(manifest))
     np.savez(out, **arrays)
@@ -177,7 +278,8 @@ def main():
     OUT.parent.mkdir(exist_ok=True)
     np.savez_compressed(OUT, **arrays)
     print(f"wrote {OUT}: {len(manifest['layers'])} layers ({manifest['layers_backend']}), "
-          f"{len(manifest['fits'])} fits ({manifest['fits_backend']})")
+          f"{len(manifest['fits'])} fits, {len(manifest['masked'])} masked models "
+          f"({manifest['fits_backend']})")
 
 
 if __name__ == "__main__":

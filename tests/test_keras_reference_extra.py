@@ -1,6 +1,8 @@
 """Same numbers as Keras 3, for the cases of tests/data/keras_reference_extra.npz (written
 by real Keras with the TensorFlow backend, see benchmarks/keras_reference_extra.py):
-channels-first and grouped image layers, ``fit`` with ``class_weight`` / ``sample_weight``.
+channels-first and grouped image layers, ``fit`` with ``class_weight`` / ``sample_weight``,
+and masked models (``Embedding(mask_zero=True)``, ``Masking``, merges, pooling, losses and
+metrics).
 TensorFlow is never imported here."""
 import json
 import pathlib
@@ -60,3 +62,35 @@ def test_fit_with_weights_matches_keras(case):
     logs = model.evaluate(DATA[f"{p}/x"], DATA[f"{p}/y"], verbose=0, return_dict=True, **ekw)
     assert sorted(logs) == ["accuracy", "loss", "weighted_accuracy"]
     _close([logs[k] for k in sorted(logs)], DATA[f"{p}/evaluate"], rtol=1e-5)
+
+
+def _graph(case):
+    """The functional model of a masked case (as benchmarks/keras_reference_extra.py's
+    build_graph makes it with Keras)."""
+    made = {name: keras.Input(tuple(shape), dtype=dtype, name=name)
+            for name, shape, dtype in case["inputs"]}
+    for name, cls, config, args in case["nodes"]:
+        arg = [made[a] for a in args]
+        made[name] = getattr(keras.layers, cls)(name=name, **config)(
+            arg if len(arg) > 1 else arg[0])
+    return keras.Model(made[case["inputs"][0][0]], made[case["output"]])
+
+
+@pytest.mark.parametrize("case", MANIFEST["masked"], ids=lambda c: c["name"])
+def test_masked_models_match_keras(case):
+    """Masks from Embedding(mask_zero=True) and Masking flow through Dense, merges and
+    pooling into the loss and the metrics: predict, evaluate and fit as in Keras."""
+    p = f"masked/{case['name']}"
+    model = _graph(case)
+    model.set_weights([DATA[f"{p}/init{i}"] for i in range(len(model.weights))])
+    model.compile(optimizer=keras.optimizers.SGD(0.3), loss=case["loss"],
+                  metrics=case["metrics"])
+    x, y = DATA[f"{p}/x"], DATA[f"{p}/y"]
+    _close(model.predict(x, verbose=0), DATA[f"{p}/predict"], rtol=1e-5, atol=1e-6)
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert sorted(logs) == case["logs"]
+    _close([logs[k] for k in sorted(logs)], DATA[f"{p}/evaluate"], rtol=1e-5)
+    hist = model.fit(x, y, batch_size=3, epochs=2, shuffle=False, verbose=0)
+    _close([hist.history[k] for k in case["history"]], DATA[f"{p}/history"], rtol=1e-5)
+    for i, w in enumerate(model.get_weights()):
+        _close(w, DATA[f"{p}/final{i}"], rtol=1e-5, atol=1e-6)

@@ -12,7 +12,7 @@ import math
 import warnings
 
 from tapegrad.keras import _tf as tf
-from tapegrad.keras import backend
+from tapegrad.keras import backend, masking
 
 _REDUCTIONS = ("sum_over_batch_size", "sum", None, "none", "mean", "mean_with_sample_weight")
 
@@ -179,6 +179,10 @@ class Loss:
         self.dtype = dtype or backend.floatx()
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        mask = masking.get_keras_mask(y_pred)  # Keras: masked entries weigh nothing
+        if mask is not None:
+            sample_weight = masking.apply_mask(sample_weight, mask, self.dtype,
+                                               self.reduction)
         if type(y_pred) is tf.Tensor and y_pred.dtype == self.dtype:
             y_true = _as(y_true, self.dtype)
         else:

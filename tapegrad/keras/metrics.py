@@ -9,7 +9,7 @@
 import numpy as np
 
 from tapegrad.keras import _tf as tf
-from tapegrad.keras import backend, losses
+from tapegrad.keras import backend, losses, masking
 
 
 class Metric:
@@ -68,18 +68,26 @@ class Mean(Metric):
 
     def update_state(self, values, sample_weight=None):
         values = tf.cast(values, self.dtype)
-        if values.ndim > 1:
-            values = tf.reduce_mean(values, axis=list(range(1, values.ndim)))
         if sample_weight is None:
+            if values.ndim > 1:
+                values = tf.reduce_mean(values, axis=list(range(1, values.ndim)))
             self.total.assign_add(tf.reduce_sum(values))
             n = values.shape[0] if values.ndim else 1
             self.count.assign_add(tf.cast(n, self.dtype))
             return
+        # Keras's reduce_to_samplewise_values: weigh the values at the weights' rank
+        # (per timestep, for a mask), then average each sample's values and weights
         sw = tf.cast(sample_weight, self.dtype)
-        if sw.ndim > values.ndim:
-            sw = tf.reduce_mean(sw, axis=list(range(values.ndim, sw.ndim)))
+        values, sw = losses.squeeze_or_expand_to_same_rank(values, sw)
+        if values.ndim > sw.ndim:
+            values = tf.reduce_mean(values, axis=list(range(sw.ndim, values.ndim)))
         sw = tf.broadcast_to(sw, values.shape)
-        self.total.assign_add(tf.reduce_sum(values * sw))
+        values = values * sw
+        if sw.ndim > 1:
+            sw = tf.reduce_mean(sw, axis=list(range(1, sw.ndim)))
+        if values.ndim > 1:
+            values = tf.reduce_mean(values, axis=list(range(1, values.ndim)))
+        self.total.assign_add(tf.reduce_sum(values))
         self.count.assign_add(tf.reduce_sum(sw))
 
     def result(self):
@@ -109,6 +117,9 @@ class MeanMetricWrapper(Mean):
         self._fn, self._fn_kwargs = fn, kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        mask = masking.get_keras_mask(y_pred)  # Keras: masked entries count for nothing
+        if mask is not None:
+            sample_weight = masking.apply_mask(sample_weight, mask, self.dtype, "sum")
         y_pred = tf.convert_to_tensor(y_pred)
         y_true = tf.convert_to_tensor(y_true)
         if y_true.dtype.kind == "f" or y_pred.dtype.kind == "f":

@@ -4,7 +4,8 @@ from tapegrad.keras.layers.base import Layer  # noqa: F401
 from tapegrad.keras.layers.convolutional import (  # noqa: F401
     Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose)
 from tapegrad.keras.layers.core import (  # noqa: F401
-    Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Lambda, Reshape)
+    Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Lambda, Masking,
+    Reshape)
 from tapegrad.keras.layers.input_spec import InputSpec  # noqa: F401
 from tapegrad.keras.layers.merging import (  # noqa: F401
     Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, concatenate,

@@ -14,6 +14,7 @@ class ReLU(Layer):
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True
         if max_value is not None and max_value < 0.0:
             raise ValueError("max_value of a ReLU layer cannot be a negative value. "
                              f"Received: max_value={max_value}")
@@ -34,6 +35,7 @@ class LeakyReLU(Layer):
         if "alpha" in kwargs:
             negative_slope = kwargs.pop("alpha")
         super().__init__(**kwargs)
+        self.supports_masking = True
         if negative_slope is None or negative_slope < 0:
             raise ValueError("The negative_slope value of a Leaky ReLU layer cannot be None "
                              f"or negative value. Expected a float. Received: "
@@ -49,17 +51,22 @@ class Softmax(Layer):
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.axis = axis
 
     def call(self, inputs, mask=None):
         if mask is not None:
-            inputs = tf.where(tf.cast(mask, "bool"), inputs, -1e9)
+            keep = tf.cast(mask, "bool") if mask.dtype.kind == "b" else mask > 0.5
+            out = tf.nn.softmax(tf.where(keep, inputs, -1e9 if inputs.dtype.itemsize > 2
+                                         else -3e4), axis=self.axis)
+            return tf.where(keep, out, tf.zeros_like(out))  # a fully masked row gives 0s
         return activations._remember_logits(tf.nn.softmax(inputs, axis=self.axis), inputs)
 
 
 class ELU(Layer):
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.alpha = alpha
 
     def call(self, inputs):

@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from tapegrad.keras import _tf as tf
-from tapegrad.keras import backend, initializers
+from tapegrad.keras import backend, initializers, masking
 from tapegrad.keras.layers import tracking
 from tapegrad.keras.layers.input_spec import InputSpec, assert_input_compatibility
 from tapegrad.train import checkpoint
@@ -61,6 +61,9 @@ def set_variable_path(v, path):
 class Layer(tf.Module):
     """The base class of layers: override ``build(input_shape)`` to create weights with
     ``add_weight`` and ``call(inputs, training=None)`` to compute."""
+
+    _makes_masks = False  # a layer whose output may get a mask with none coming in
+    _masks_inside = False  # a model: its layers pass masks on themselves
 
     def __new__(cls, *args, **kwargs):
         obj = object.__new__(cls)
@@ -300,7 +303,12 @@ class Layer(tf.Module):
             assert_input_compatibility(self.input_spec, first, self.name)
         if not self.built:
             self._maybe_build(first)
-        has_training = _call_facts(type(self))[0]
+        has_training, has_mask = _call_facts(type(self))
+        masks = masking._TABLE or self._makes_masks  # else no mask anywhere: no work
+        if masks:
+            mask = masking.previous_mask(args, kwargs)
+            if mask is not None and has_mask and kwargs.get("mask") is None:
+                kwargs["mask"] = mask
         ctx = _CONTEXT.__dict__
         outer = ctx.get("training", _MISSING)
         training = kwargs.get("training")
@@ -323,7 +331,21 @@ class Layer(tf.Module):
                 ctx["training"] = outer
         if self.activity_regularizer is not None:
             self.add_loss(self.activity_regularizer(out))
+        if masks:
+            if self.supports_masking:
+                masking.attach_output_masks(self, first, out, mask)
+            elif mask is not None and not self._masks_inside:
+                warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed "
+                              "an input with a mask attached to it. However, this layer does "
+                              "not support masking and will therefore destroy the mask "
+                              "information. Downstream layers will not see the mask.",
+                              stacklevel=2)
         return out
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The mask of this layer's output: the input's, for a layer that supports masking
+        (``supports_masking``), unless the layer computes its own."""
+        return previous_mask
 
     def _maybe_build(self, first):
         shapes = tf.nest.map_structure(lambda t: tuple(getattr(t, "shape", ())), first)
@@ -404,5 +426,5 @@ _MISSING = object()
 # bookkeeping attributes: never layers or variables, set without tracking
 _PLAIN = frozenset({"_name", "_trainable", "_dtype", "_np_dtype", "_input_shape_arg", "built", "autocast",
                     "input_spec", "activity_regularizer", "_losses", "_regularizers",
-                    "_constraints", "supports_masking"})
+                    "_constraints", "supports_masking", "_makes_masks"})
 __all__ = ["Layer", "InputSpec"]

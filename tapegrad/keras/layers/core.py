@@ -10,7 +10,7 @@
 import math
 
 from tapegrad.keras import _tf as tf
-from tapegrad.keras import activations, backend, initializers
+from tapegrad.keras import activations, backend, initializers, masking
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
 from tapegrad.keras.layers.symbolic import KerasTensor
@@ -36,6 +36,7 @@ class Dense(Layer):
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
         self.input_spec = InputSpec(min_ndim=2)
+        self.supports_masking = True
 
     def build(self, input_shape):
         input_dim = input_shape[-1]
@@ -69,15 +70,13 @@ class Embedding(Layer):
                  weights=None, lora_rank=None, **kwargs):
         kwargs.pop("input_length", None)
         super().__init__(**kwargs)
-        if mask_zero:
-            raise NotImplementedError("Embedding(mask_zero=True): masking is not supported "
-                                      "by tapegrad.keras.")
         self.input_dim, self.output_dim = input_dim, output_dim
         self.embeddings_initializer = initializers.get(
             "random_uniform" if embeddings_initializer == "uniform" else embeddings_initializer)
         self.embeddings_regularizer = embeddings_regularizer
         self.embeddings_constraint = embeddings_constraint
         self.mask_zero = mask_zero
+        self._makes_masks = self.supports_masking = bool(mask_zero)
         self._initial = weights
 
     def build(self, input_shape=None):
@@ -93,6 +92,12 @@ class Embedding(Layer):
             inputs = tf.cast(inputs, "int32")
         return tf.gather(self.embeddings, inputs)
 
+    def compute_mask(self, inputs, previous_mask=None):
+        """``inputs != 0`` with ``mask_zero=True`` (index 0 is padding), else None."""
+        if not self.mask_zero:
+            return None
+        return tf.not_equal(inputs, 0)
+
 
 class Activation(Layer):
     """Applies an activation function (a name or a callable)."""
@@ -100,6 +105,7 @@ class Activation(Layer):
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
+        self.supports_masking = True
 
     def call(self, inputs):
         return self.activation(inputs)
@@ -113,9 +119,18 @@ class Lambda(Layer):
         self.function = function
         self.arguments = arguments or {}
         self._output_shape = output_shape
+        self.mask = mask
+        self.supports_masking = True
 
     def call(self, inputs, mask=None, training=None):
         return self.function(inputs, **self.arguments)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """``mask(inputs, previous_mask)`` for a function ``mask``, a fixed ``mask``, or
+        the input's mask (Keras's Lambda)."""
+        if callable(self.mask):
+            return self.mask(inputs, previous_mask)
+        return self.mask if self.mask is not None else previous_mask
 
 
 class Dropout(Layer):
@@ -128,6 +143,7 @@ class Dropout(Layer):
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float "
                              f"value between 0 and 1. Received: rate={rate}")
         self.rate, self.noise_shape, self.seed = rate, noise_shape, seed
+        self.supports_masking = True
 
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
@@ -138,6 +154,33 @@ class Dropout(Layer):
             d if d is not None else inputs.shape[i] for i, d in enumerate(self.noise_shape)]
         keep = tf.random.uniform(shape, dtype=inputs.dtype) >= self.rate
         return tf.where(keep, inputs / (1.0 - self.rate), tf.zeros_like(inputs))
+
+
+class Masking(Layer):
+    """Masks the timesteps whose features all equal ``mask_value``: they become 0 and the
+    output's mask (``(batch, steps)``) is False there, for the layers downstream.
+
+    >>> import numpy as np
+    >>> from tapegrad import keras
+    >>> x = np.array([[[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]])
+    >>> keras.layers.Masking().compute_mask(x).numpy().tolist()
+    [[True, False, True]]
+    """
+    _makes_masks = True
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+        self.supports_masking = True
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return tf.reduce_any(tf.not_equal(inputs, self.mask_value), axis=-1)
+
+    def call(self, inputs):
+        keep = tf.reduce_any(tf.not_equal(inputs, self.mask_value), axis=-1, keepdims=True)
+        out = tf.where(keep, inputs, tf.zeros_like(inputs))
+        masking.set_keras_mask(out, tf.squeeze(keep, axis=-1))
+        return out
 
 
 class Flatten(Layer):

@@ -24,12 +24,23 @@ class Merge(Layer):
                              f"Got {len(inputs)} inputs. Full input_shape received: "
                              f"{[tuple(x.shape) for x in inputs]}")
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
     def build(self, input_shape):
         self._check(input_shape)
 
     def call(self, inputs):
         self._check(inputs)
         return functools.reduce(self._merge, inputs)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The OR of the inputs' masks (None if any input has none), as Keras."""
+        mask = previous_mask
+        if mask is None or any(m is None for m in mask):
+            return None
+        return functools.reduce(tf.logical_or, mask)
 
 
 class Add(Merge):
@@ -90,6 +101,21 @@ class Concatenate(Merge):
     def call(self, inputs):
         self._check(inputs)
         return tf.concat(list(inputs), axis=self.axis)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The inputs' masks (all True for an input without one) joined along ``axis``,
+        then any() over the last axis, as Keras."""
+        mask = previous_mask
+        if mask is None or all(m is None for m in mask):
+            return None
+        parts = []
+        for x, m in zip(inputs, mask):
+            if m is None:
+                m = tf.ones_like(x, dtype="bool")
+            elif m.ndim < x.ndim:
+                m = tf.logical_or(tf.expand_dims(m, -1), tf.zeros_like(x, dtype="bool"))
+            parts.append(m)
+        return tf.reduce_any(tf.concat(parts, axis=self.axis), axis=-1)
 
 
 def concatenate(inputs, axis=-1, **kwargs):

@@ -8,7 +8,7 @@
 ['gamma', 'beta', 'moving_mean', 'moving_variance']
 """
 from tapegrad.keras import _tf as tf
-from tapegrad.keras import initializers
+from tapegrad.keras import backend, initializers
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
 
@@ -72,7 +72,8 @@ class BatchNormalization(Layer):
     def call(self, inputs, training=None, mask=None):
         gamma, beta = self.gamma, self.beta
         if training and self.trainable:
-            mean, variance = tf.nn.moments(inputs, axes=self._reduction_axes)
+            mean, variance = (tf.nn.moments(inputs, axes=self._reduction_axes)
+                              if mask is None else self._masked_moments(inputs, mask))
             m = self.momentum
             self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
             self.moving_variance.assign(self.moving_variance * m + variance * (1.0 - m))
@@ -84,6 +85,22 @@ class BatchNormalization(Layer):
             gamma = None if gamma is None else tf.reshape(gamma, self._bshape)
             beta = None if beta is None else tf.reshape(beta, self._bshape)
         return _normalize(inputs, mean, variance, gamma, beta, self.epsilon)
+
+    def _masked_moments(self, inputs, mask):
+        """Keras's moments over the unmasked entries only (mask: one axis fewer)."""
+        if mask.ndim != inputs.ndim - 1:
+            raise ValueError("The mask provided should be one dimension less than the "
+                             f"inputs. Received: mask.shape={tuple(mask.shape)}, "
+                             f"inputs.shape={tuple(inputs.shape)}")
+        weights = tf.broadcast_to(tf.expand_dims(tf.cast(mask, inputs.dtype), -1),
+                                  tf.shape(inputs))
+        axes, eps = self._reduction_axes, backend.epsilon()
+        weighted = weights * inputs
+        count = tf.reduce_sum(weights, axes, keepdims=True)
+        mean = tf.reduce_sum(weighted, axes, keepdims=True) / (count + eps)
+        variance = tf.reduce_sum(weights * tf.square(weighted - mean), axes,
+                                 keepdims=True) / (count + eps)
+        return tf.squeeze(mean), tf.squeeze(variance)
 
 
 class LayerNormalization(Layer):

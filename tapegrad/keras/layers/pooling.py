@@ -103,7 +103,27 @@ class _GlobalPooling(Layer):
 
 
 class GlobalAveragePooling1D(_GlobalPooling):
+    """The mean over the steps; with a mask (``(batch, steps)``, from an
+    ``Embedding(mask_zero=True)`` say) the mean of the unmasked steps only."""
     rank, reduce = 1, tf.reduce_mean
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(data_format=data_format, keepdims=keepdims, **kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        cf = self.data_format == "channels_first"
+        steps = 2 if cf else 1
+        keep = tf.cast(tf.expand_dims(mask, 1 if cf else 2), "bool")
+        inputs = tf.where(keep, inputs, tf.zeros_like(inputs))
+        weights = tf.cast(keep, inputs.dtype)
+        return (tf.reduce_sum(inputs, axis=steps, keepdims=self.keepdims)
+                / tf.reduce_sum(weights, axis=steps, keepdims=self.keepdims))
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return None
 
 
 class GlobalAveragePooling2D(_GlobalPooling):

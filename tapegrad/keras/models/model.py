@@ -23,6 +23,8 @@ from tapegrad.keras.models.trainer import Trainer
 class Model(Trainer, Layer):
     """A model: a layer that can be trained, summarised and saved."""
 
+    _masks_inside = True
+
     def __new__(cls, *args, **kwargs):
         if cls is Model and (len(args) >= 2 or "inputs" in kwargs or (
                 args and "outputs" in kwargs)):
