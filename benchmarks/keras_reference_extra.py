@@ -250,8 +250,54 @@ def masked_cases(arrays, manifest):
                                    "logs": sorted(logs), "history": sorted(hist.history)})
 
 
+def two_heads(keras):
+    """A functional model with two outputs (tests/test_keras_reference_extra.py makes the
+    same one)."""
+    inp = keras.Input((4,), name="features")
+    h = keras.layers.Dense(6, activation="tanh", name="trunk")(inp)
+    return keras.Model(inp, [keras.layers.Dense(2, name="reg")(h),
+                             keras.layers.Dense(3, activation="softmax", name="cls")(h)])
+
+
+TWO_HEADS = {"loss": {"reg": "mse", "cls": "sparse_categorical_crossentropy"},
+             "loss_weights": {"reg": 0.5, "cls": 2.0},
+             "metrics": {"reg": ["mae"], "cls": ["accuracy"]},
+             "weighted_metrics": [[], ["accuracy"]]}
+
+
+def multi_output_case(arrays, manifest):
+    import keras
+
+    rng = np.random.default_rng(20261205)
+    model = two_heads(keras)
+    init = [rng.normal(size=w.shape).astype("float32") * 0.5 for w in model.weights]
+    model.set_weights(init)
+    # run eagerly: compiled, Keras 3.15 weighs each output's logged loss per batch, not
+    # per sample (its tf.function sees no batch size), unlike its total loss and its
+    # eager mode
+    model.compile(optimizer=keras.optimizers.SGD(0.2), run_eagerly=True, **TWO_HEADS)
+    x = rng.normal(size=(10, 4)).astype("float32")
+    ys = [rng.normal(size=(10, 2)).astype("float32"), rng.integers(0, 3, 10)]
+    sw = rng.uniform(0.0, 2.0, 10).astype("float32")
+    hist = model.fit(x, ys, sample_weight=sw, batch_size=4, epochs=2, shuffle=False,
+                     verbose=0)
+    logs = model.evaluate(x, ys, verbose=0, return_dict=True)
+    p = "multi_output"
+    arrays[f"{p}/x"], arrays[f"{p}/y0"], arrays[f"{p}/y1"] = x, ys[0], ys[1]
+    arrays[f"{p}/sample_weight"] = sw
+    for i, w in enumerate(init):
+        arrays[f"{p}/init{i}"] = w
+    for i, w in enumerate(model.get_weights()):
+        arrays[f"{p}/final{i}"] = w
+    arrays[f"{p}/history"] = np.array([hist.history[k] for k in sorted(hist.history)],
+                                      "float32")
+    arrays[f"{p}/evaluate"] = np.array([logs[k] for k in sorted(logs)], "float32")
+    manifest["multi_output"] = {"history": sorted(hist.history), "logs": sorted(logs)}
+
+
 PARTS = {"layers": ("jax", layer_cases), "fits": ("tensorflow", fit_cases),
-         "masked": ("tensorflow", masked_cases)}
+         "masked": ("tensorflow", masked_cases),
+         "multi_output": ("tensorflow", multi_output_case)}
 
 
 def run_part(part, out):

@@ -94,3 +94,32 @@ def test_masked_models_match_keras(case):
     _close([hist.history[k] for k in case["history"]], DATA[f"{p}/history"], rtol=1e-5)
     for i, w in enumerate(model.get_weights()):
         _close(w, DATA[f"{p}/final{i}"], rtol=1e-5, atol=1e-6)
+
+
+def test_two_output_model_matches_keras():
+    """Losses, loss weights and metrics given per output (dicts and lists of lists), with
+    sample weights: each output's loss and metrics are logged under its name."""
+    p = "multi_output"
+    inp = keras.Input((4,), name="features")
+    h = keras.layers.Dense(6, activation="tanh", name="trunk")(inp)
+    model = keras.Model(inp, [keras.layers.Dense(2, name="reg")(h),
+                              keras.layers.Dense(3, activation="softmax", name="cls")(h)])
+    model.set_weights([DATA[f"{p}/init{i}"] for i in range(6)])
+    model.compile(optimizer=keras.optimizers.SGD(0.2),
+                  loss={"reg": "mse", "cls": "sparse_categorical_crossentropy"},
+                  loss_weights={"reg": 0.5, "cls": 2.0},
+                  metrics={"reg": ["mae"], "cls": ["accuracy"]},
+                  weighted_metrics=[[], ["accuracy"]])
+    x, ys = DATA[f"{p}/x"], [DATA[f"{p}/y0"], DATA[f"{p}/y1"]]
+    hist = model.fit(x, ys, sample_weight=DATA[f"{p}/sample_weight"], batch_size=4,
+                     epochs=2, shuffle=False, verbose=0)
+    assert sorted(hist.history) == MANIFEST["multi_output"]["history"]
+    _close([hist.history[k] for k in sorted(hist.history)], DATA[f"{p}/history"], rtol=1e-5)
+    for i, w in enumerate(model.get_weights()):
+        _close(w, DATA[f"{p}/final{i}"], rtol=1e-5, atol=1e-6)
+    logs = model.evaluate(x, ys, verbose=0, return_dict=True)
+    assert sorted(logs) == MANIFEST["multi_output"]["logs"]
+    _close([logs[k] for k in sorted(logs)], DATA[f"{p}/evaluate"], rtol=1e-5)
+    with pytest.raises(ValueError, match="Invalid `metrics`"):
+        model.compile(loss=["mse", "sparse_categorical_crossentropy"], metrics=["mae"])
+        model.evaluate(x, ys, verbose=0)

@@ -14,96 +14,7 @@ from tapegrad.keras import losses as losses_module
 from tapegrad.keras import metrics as metrics_module
 from tapegrad.keras import optimizers as optimizers_module
 from tapegrad.keras.models import data
-
-
-class _CompiledLoss:
-    """The compiled loss (``model.compiled_loss`` in TF-Keras code)."""
-
-    def __init__(self, loss, loss_weights=None):
-        self.loss = loss
-        self.loss_weights = loss_weights
-
-    def _fns(self, y_true):
-        losses = self.loss if isinstance(self.loss, (list, tuple)) else [self.loss]
-        return [losses_module.get(x) if isinstance(x, str) else x for x in losses]
-
-    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
-        if isinstance(self.loss, dict):
-            pairs = [(self.loss[k], y_true[k], y_pred[k]) for k in self.loss]
-        elif isinstance(self.loss, (list, tuple)):
-            pairs = list(zip(self.loss, y_true, y_pred))
-        else:
-            pairs = [(self.loss, y_true, y_pred)]
-        weights = self.loss_weights
-        if isinstance(weights, dict):
-            weights = [weights.get(k, 1.0) for k in self.loss]
-        total = None
-        for i, (fn, yt, yp) in enumerate(pairs):
-            fn = losses_module.get(fn) if isinstance(fn, str) else fn
-            if not isinstance(fn, losses_module.Loss):
-                fn = losses_module.LossFunctionWrapper(fn)
-            value = fn(yt, yp, sample_weight)
-            if weights is not None:
-                value = value * weights[i]
-            total = value if total is None else total + value
-        for extra in regularization_losses or ():
-            total = total + tf.cast(extra, total.dtype)
-        return total
-
-
-class _CompiledMetrics:
-    """The compiled metrics, resolved on the first batch (``'accuracy'`` picks binary,
-    categorical or sparse categorical accuracy from the shapes, as Keras does). As in
-    Keras 3, ``metrics`` ignore sample weights (and so ``class_weight``); the
-    ``weighted_metrics`` use them, a name already taken getting the prefix ``weighted_``."""
-
-    def __init__(self, metrics, weighted_metrics=None):
-        for arg, value in (("metrics", metrics), ("weighted_metrics", weighted_metrics)):
-            if value and not isinstance(value, (list, tuple, dict)):
-                raise ValueError(f"Expected `{arg}` argument to be a list, tuple, or dict. "
-                                 f"Received instead: {arg}={value} of type {type(value)}")
-        self.spec = metrics or []
-        self.weighted_spec = weighted_metrics or []
-        self.metrics = None
-        self._unweighted = 0
-
-    def build(self, y_true, y_pred):
-        plain = self._build(self.spec, y_true, y_pred)
-        weighted = self._build(self.weighted_spec, y_true, y_pred)
-        taken = {m.name for m in plain}
-        for m in weighted:
-            if m.name in taken:
-                m.name = f"weighted_{m.name}"
-            taken.add(m.name)
-        self._unweighted = len(plain)
-        self.metrics = plain + weighted
-
-    @staticmethod
-    def _build(spec, y_true, y_pred):
-        spec = spec if isinstance(spec, (list, tuple)) else [spec]
-        out = []
-        for m in spec:
-            if isinstance(m, str) and m.lower() in ("accuracy", "acc"):
-                yt, yp = np.shape(y_true), tuple(y_pred.shape)
-                if yp[-1:] == (1,):
-                    cls = metrics_module.BinaryAccuracy
-                elif len(yt) < len(yp) or (yt[-1:] == (1,) and yp[-1] > 1):
-                    cls = metrics_module.SparseCategoricalAccuracy
-                else:
-                    cls = metrics_module.CategoricalAccuracy
-                out.append(cls(name=m))
-            else:
-                metric = metrics_module.get(m)
-                if isinstance(m, str):
-                    metric.name = m
-                out.append(metric)
-        return out
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        if self.metrics is None:
-            self.build(y_true, y_pred)
-        for i, m in enumerate(self.metrics):
-            m.update_state(y_true, y_pred, sample_weight if i >= self._unweighted else None)
+from tapegrad.keras.models.compile_utils import _CompiledLoss, _CompiledMetrics
 
 
 class Trainer:
@@ -126,8 +37,10 @@ class Trainer:
         if isinstance(loss, str):
             losses_module.get(loss)  # unknown names fail now, as in Keras
         self.loss = loss
-        self.compiled_loss = _CompiledLoss(loss, loss_weights) if loss is not None else None
-        self.compiled_metrics = _CompiledMetrics(metrics, weighted_metrics)
+        names = self.output_names
+        self.compiled_loss = _CompiledLoss(loss, loss_weights, names) if loss is not None \
+            else None
+        self.compiled_metrics = _CompiledMetrics(metrics, weighted_metrics, names)
         self._loss_tracker = metrics_module.Mean(name="loss")
         self.run_eagerly = run_eagerly
         self.jit_compile = jit_compile is True
@@ -188,9 +101,19 @@ class Trainer:
     @property
     def metrics(self):
         out = [self._loss_tracker] if self._loss_tracker is not None else []
+        if self.compiled_loss is not None and self.compiled_loss.trackers:
+            out.extend(self.compiled_loss.trackers)  # each output's loss
         if self.compiled_metrics is not None and self.compiled_metrics.metrics:
             out.extend(self.compiled_metrics.metrics)
         return out
+
+    @property
+    def output_names(self):
+        """The names of a functional model's output layers (None for other models)."""
+        outputs = getattr(self, "_flat_outputs", None)
+        if not outputs:
+            return None
+        return [kt._history[0].layer.name if kt._history else kt.name for kt in outputs]
 
     @property
     def metrics_names(self):
