@@ -252,3 +252,37 @@ def test_bad_paths_files_and_configs(tmp_path):
     with pytest.raises(ValueError, match="HDF5"):
         keras.models.load_model(rewrite("h5.keras", **{"model.weights.npz": None,
                                                        "model.weights.h5": b"\x89HDF"}))
+
+
+def test_loading_files_written_by_keras():
+    """Files real Keras 3 saved (benchmarks/keras_files.py): the model and its weights
+    come back (HDF5 weights need h5py); the optimizer's state does not (Keras orders it
+    differently), with a warning."""
+    pytest.importorskip("h5py")
+    import pathlib
+    folder = pathlib.Path(__file__).parent / "data" / "keras_files"
+    ref = np.load(folder / "predictions.npz", allow_pickle=False)
+    with pytest.warns(UserWarning, match="optimizer state is not restored"):
+        seq = keras.models.load_model(folder / "sequential.keras")
+    np.testing.assert_allclose(seq.predict(ref["x"], verbose=0), ref["sequential"],
+                               rtol=1e-5, atol=1e-6)
+    assert seq.compiled and type(seq.optimizer).__name__ == "Adam"
+    two = keras.models.load_model(folder / "two_inputs.keras", compile=False)
+    y, c = two.predict([ref["xa"], ref["xb"]], verbose=0)
+    np.testing.assert_allclose(y, ref["y"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, ref["c"], rtol=1e-5, atol=1e-6)
+
+
+def test_keras_file_without_h5py_says_so(tmp_path, monkeypatch):
+    import builtins
+    import pathlib
+    real_import = builtins.__import__
+
+    def no_h5py(name, *args, **kwargs):
+        if name == "h5py":
+            raise ImportError("no h5py")
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_h5py)
+    folder = pathlib.Path(__file__).parent / "data" / "keras_files"
+    with pytest.raises(ValueError, match="reading it needs h5py"):
+        keras.models.load_model(folder / "sequential.keras")

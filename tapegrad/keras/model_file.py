@@ -9,6 +9,10 @@
   ``model.weights.h5``, HDF5, which needs h5py; tapegrad needs only NumPy. Keras's own
   ``npz`` variant pickles dictionaries, so it is not used either.)
 
+A ``.keras`` file written by Keras itself (``model.weights.h5``) loads where h5py is
+installed: the model, its weights and its compile settings, not its optimizer's state
+(Keras orders an optimizer's variables by model variable, tapegrad by kind).
+
 Loading rebuilds the model from the config (classes only from tapegrad.keras, registered
 ones and ``custom_objects``; nothing a file names is imported or run), checks every
 weight's path, shape and dtype, then assigns them, and compiles the model again when the
@@ -140,13 +144,38 @@ def _read_json(z, name, filepath):
         raise ValueError(f"{filepath}: {name} is not valid JSON ({e}).") from None
 
 
+def _read_h5_weights(z, filepath):
+    """The arrays of a Keras-written ``model.weights.h5`` (needs h5py, optional)."""
+    try:
+        import h5py
+    except ImportError:
+        raise ValueError(f"{filepath} holds its weights in HDF5 (model.weights.h5, written "
+                         "by Keras): reading it needs h5py (`pip install h5py`); "
+                         "tapegrad.keras itself writes model.weights.npz.") from None
+    out = {}
+
+    def take(name, obj):
+        if isinstance(obj, h5py.Dataset):
+            arr = np.asarray(obj[()])
+            if arr.dtype.kind not in _OK_KINDS:
+                raise ValueError(f"{filepath}: weight {name} has unsupported dtype "
+                                 f"{arr.dtype}.")
+            out[name] = arr
+    try:
+        f = h5py.File(io.BytesIO(z.read("model.weights.h5")), "r")
+    except OSError as e:
+        raise ValueError(f"{filepath}: model.weights.h5 is not a readable HDF5 file "
+                         f"({e}).") from None
+    with f:
+        f.visititems(take)
+    return out
+
+
 def _read_weights(z, filepath):
     names = set(z.namelist())
     if WEIGHTS not in names:
         if "model.weights.h5" in names:
-            raise ValueError(f"{filepath} holds its weights in HDF5 (model.weights.h5, "
-                             "written by Keras); tapegrad.keras reads the weights it "
-                             "writes (model.weights.npz).")
+            return _read_h5_weights(z, filepath)
         raise ValueError(f"{filepath}: no {WEIGHTS} in the archive.")
     out = {}
     with zipfile.ZipFile(io.BytesIO(z.read(WEIGHTS))) as w:
@@ -182,6 +211,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             raise ValueError(f"{filepath} is not a `.keras` file (no {CONFIG}).")
         config = _read_json(z, CONFIG, filepath)
         arrays = _read_weights(z, filepath)
+        by_keras = WEIGHTS not in z.namelist()
+    if by_keras and any(p.startswith("optimizer/") for p in arrays):
+        # Keras orders an optimizer's variables by model variable, tapegrad by slot kind
+        warnings.warn(f"{filepath} was written by Keras: its optimizer state is not "
+                      "restored (the model's weights are).", stacklevel=2)
+        arrays = {p: a for p, a in arrays.items() if not p.startswith("optimizer/")}
     if not isinstance(config, dict):
         raise ValueError(f"{filepath}: {CONFIG} does not describe a model.")
     compile_config = config.pop("compile_config", None)

@@ -244,6 +244,8 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
     if not isinstance(inner, dict):
         raise TypeError(f"Could not parse config of {class_name}: {inner!r}")
     inner = {k: _nested(v, custom_objects, safe_mode) for k, v in inner.items()}
+    if (cls.__module__ or "").startswith("tapegrad.keras"):
+        inner = _known_arguments(cls, inner)
     if not hasattr(cls, "from_config"):
         obj = cls(**inner)
     elif _takes_custom_objects(cls):
@@ -254,6 +256,34 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
     if build and hasattr(obj, "build_from_config") and not getattr(obj, "built", True):
         obj.build_from_config(build)
     return obj
+
+
+# Keras arguments tapegrad's classes do not take, harmless at these values (a file written
+# by Keras holds them all)
+_INERT = {"renorm_momentum": lambda config: not config.get("renorm")}
+
+
+def _known_arguments(cls, config):
+    """``config`` without the arguments ``cls`` does not take whose values change nothing
+    (None, False, or inert as ``_INERT`` says); any other unknown argument stays, so the
+    constructor refuses it rather than a setting being dropped."""
+    params = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            params.update(inspect.signature(init).parameters)
+        except (TypeError, ValueError):
+            continue
+    params.discard("kwargs")
+    out = {}
+    for key, value in config.items():
+        if key not in params and key != "name" and (
+                value is None or value is False or (key in _INERT and _INERT[key](config))):
+            continue
+        out[key] = value
+    return out
 
 
 def _nested(value, custom_objects, safe_mode):
