@@ -325,7 +325,8 @@ def test_api_derivatives_of_order_two(label, fn, xs, ws):
     dict(strides=(2, 1), dilations=(1, 2), padding=((0, 0), (1, 1)), groups=2),
 ])
 def test_blocks_of_the_batch_give_the_same_numbers(monkeypatch, geometry):
-    # the implementations split the batch when the columns pass COLUMN_BYTES
+    # the implementations split the batch when the columns pass WHOLE_BYTES, in blocks of
+    # COLUMN_BYTES
     from tapegrad.primitives import conv as C
     x, w = RNG.standard_normal((7, 6, 7, 4)), RNG.standard_normal((3, 2, 4 // geometry["groups"],
                                                                   6))
@@ -333,11 +334,16 @@ def test_blocks_of_the_batch_give_the_same_numbers(monkeypatch, geometry):
     g = RNG.standard_normal(y.shape)
     whole = (y, C._conv_input_grad(g, w, input_spatial=(6, 7), **geometry),
              C._conv_filter_grad(x, g, kernel_spatial=(3, 2), **geometry))
-    monkeypatch.setattr(C, "COLUMN_BYTES", 1)   # one image per block
-    blocked = (C._conv(x, w, **geometry),
-               C._conv_input_grad(g, w, input_spatial=(6, 7), **geometry),
-               C._conv_filter_grad(x, g, kernel_spatial=(3, 2), **geometry))
-    for a, b in zip(whole, blocked):
-        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    per = math.prod(y.shape[1:-1]) * 3 * 2 * 4 * 8       # one image's columns, in bytes
+    assert C._rows(7, y.shape[1:-1], (3, 2), 4, 8) == 7    # small: whole
+    monkeypatch.setattr(C, "WHOLE_BYTES", 7 * per - 1)
+    for column_bytes, rows in ((7 * per, 7), (2 * per, 2), (1, 1)):  # blocks of 2: a tail of 1
+        monkeypatch.setattr(C, "COLUMN_BYTES", column_bytes)
+        assert C._rows(7, y.shape[1:-1], (3, 2), 4, 8) == rows
+        blocked = (C._conv(x, w, **geometry),
+                   C._conv_input_grad(g, w, input_spatial=(6, 7), **geometry),
+                   C._conv_filter_grad(x, g, kernel_spatial=(3, 2), **geometry))
+        for a, b in zip(whole, blocked):
+            np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(y, ref_conv(x, w, geometry["strides"], geometry["dilations"],
                                            geometry["padding"]), atol=1e-12)

@@ -83,6 +83,7 @@ def test_offset_major_columns_in_blocks_of_the_batch(monkeypatch):
     y = C._conv(x, w, **geo)
     g = RNG.standard_normal(y.shape)
     dw = C._conv_filter_grad(x, g, kernel_spatial=(3, 3), **geo)
+    monkeypatch.setattr(C, "WHOLE_BYTES", 0)
     monkeypatch.setattr(C, "COLUMN_BYTES", 1)   # one image per block
     same(C._conv(x, w, **geo), y, exact=False)
     same(C._conv_filter_grad(x, g, kernel_spatial=(3, 3), **geo), dw, exact=False)
@@ -151,3 +152,21 @@ def test_max_pool_scatter_follows_tensorflow_on_ties_and_nan():
     got = P._max_pool_scatter(x, g, window=(2, 2), strides=(2, 2), padding=((0, 0), (0, 0)))
     np.testing.assert_array_equal(got[..., 0], [[[5.0, 0.0], [0.0, 0.0]],
                                                 [[0.0, 7.0], [0.0, 0.0]]])
+
+
+# ---- moving channel runs as units ------------------------------------------------------------
+@pytest.mark.parametrize("shape,perm", [((5, 4, 3), (1, 0)), ((2, 3, 4, 6), (2, 0, 1)),
+                                        ((3, 2, 1), (1, 0)), ((0, 3, 2), (1, 0)),
+                                        ((2, 2, 3, 2, 5), (1, 3, 0, 2))])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "last-axis-strided"])
+def test_permute_runs_is_a_transposing_copy(shape, perm, layout):
+    a = specials(shape)
+    if layout == "strided":
+        a = np.concatenate([a, a], axis=0)[::2]
+    elif layout == "last-axis-strided":
+        a = np.asfortranarray(a)
+    for arr in (a, a.astype(np.int32) if layout == "contiguous" else a):
+        got = C.permute_runs(arr, perm)
+        want = np.ascontiguousarray(arr.transpose(perm + (arr.ndim - 1,)))
+        assert got.flags.c_contiguous and got.dtype == arr.dtype
+        same(got, want, exact=True)

@@ -80,15 +80,40 @@ def _window_slices(k, strides, dilations, out):
                  for i, s, r, o in zip(k, strides, dilations, out))
 
 
-def _pad(x, padding):
+def pad_spatial(x, padding, value=0):
+    """``x`` with its spatial axes padded by ``value`` (one fill and one copy: ``np.pad``
+    takes 4x longer on LeNet's images, in Python bookkeeping)."""
     if not any(lo or hi for lo, hi in padding):
         return x
-    return xp.pad(x, ((0, 0),) + tuple(padding) + ((0, 0),))
+    shape = (x.shape[0],) + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[1:-1], padding)) \
+        + (x.shape[-1],)
+    out = xp.full(shape, value, x.dtype)
+    out[(slice(None),) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape[1:-1], padding))
+        ] = x
+    return out
+
+
+def permute_runs(a, perm):
+    """``a.transpose(perm + (last,))`` as a new C-contiguous array: the last axis stays last.
+
+    Its runs are moved as units (a void dtype of a run's bytes), so the copy moves
+    ``a.size / C`` elements of ``C * itemsize`` bytes: 2-20x faster than NumPy's transposing
+    copy when C is small (C = 6: 0.4 ms against 10 ms for LeNet's columns). Bytes move as
+    they are (NaN payloads, signed zeros).
+    """
+    c = a.shape[-1]
+    shape = tuple(a.shape[i] for i in perm) + (c,)
+    if a.size == 0:
+        return xp.empty(shape, a.dtype)
+    if a.strides[-1] != a.itemsize:
+        a = xp.ascontiguousarray(a)
+    runs = a.view(np.dtype((np.void, c * a.itemsize)))[..., 0]
+    return xp.ascontiguousarray(runs.transpose(perm)).view(a.dtype).reshape(shape)
 
 
 def windows(x, kernel, strides, dilations, padding, out):
     """Every window of the padded input, ``(N, O..., K..., C)``, contiguous (im2col)."""
-    xpad = _pad(x, padding)
+    xpad = pad_spatial(x, padding)
     d = len(kernel)
     n, c = xpad.shape[0], xpad.shape[-1]
     if 0 in out or n == 0:
@@ -105,7 +130,7 @@ def offset_rows(x, kernel, strides, dilations, padding, out):
     offset ``k`` for every output. Each offset is one copy of a strided slice into contiguous
     rows, so for a few channels this is 4-40x faster than ``windows`` (whose rows are only
     ``K*C`` long), and the GEMMs on it stay as fast (measured at C = 1..3 on LeNet and W8)."""
-    xpad = _pad(x, padding)
+    xpad = pad_spatial(x, padding)
     n, c = xpad.shape[0], xpad.shape[-1]
     buf = xp.empty(tuple(kernel) + (c, n) + tuple(out), xpad.dtype)
     if 0 not in out and n:
@@ -180,16 +205,18 @@ def _conv_input_grad1(y, w, *, input_spatial, strides, dilations, padding, group
     n, cg, co, g = y.shape[0], w.shape[-2], w.shape[-1], groups
     c, m, kk = cg * g, n * math.prod(out), math.prod(kernel)
     # the columns offset-major, (K, M, C): one GEMM when C is 1 (its (K, M) layout is the
-    # same), else one GEMM per offset (OpenBLAS is faster on these than on transposing one)
+    # same), else one GEMM (M, K*C) whose C-long runs are then moved as units (measured on
+    # LeNet: 25 GEMMs, one per offset, take 1.3x as long, and NumPy's transposing copy 10x)
     if g == 1 and c == 1:
         cols = w.reshape(kk, co) @ y.reshape(m, co).T
     elif g == 1:
-        cols = xp.matmul(y.reshape(m, co), w.reshape(kk, c, co).transpose(0, 2, 1))
+        cols = permute_runs((y.reshape(m, co) @ w.reshape(kk * c, co).T).reshape(m, kk, c),
+                            (1, 0))
     else:
         cog = co // g
         a = y.reshape(m, g, cog).transpose(1, 0, 2)
         b = w.reshape(kk, cg, g, cog).transpose(2, 3, 0, 1).reshape(g, cog, kk * cg)
-        cols = xp.matmul(a, b).reshape(g, m, kk, cg).transpose(2, 1, 0, 3)
+        cols = permute_runs(xp.matmul(a, b).reshape(g, m, kk, cg), (2, 1, 0))
     cols = cols.reshape((kk, n) + out + (c,))
     return _scatter_windows(cols, kernel, tuple(input_spatial), strides, dilations, padding)
 
@@ -213,12 +240,19 @@ def _conv_filter_grad1(x, y, *, kernel_spatial, strides, dilations, padding, gro
 
 
 # ---- blocks of the batch: the im2col columns stay bounded (and in cache) -------------------
-COLUMN_BYTES = 2 << 20  # measured on W8 and LeNet: cache-sized blocks (1-2 MB) beat unbounded by 15-40%
+# Measured on W8 and LeNet (one thread, 32 MB of L3): columns that fit in the last-level cache
+# are fastest whole (LeNet's 1-5 MB: 5-10% faster than 2 MB blocks, fewer GEMM calls); larger
+# ones are fastest in cache-sized blocks (W8's 50 MB: 2 MB blocks are 1.5-2x faster).
+COLUMN_BYTES = 2 << 20
+WHOLE_BYTES = 8 << 20
 
 
 def _rows(n, out, kernel, c, itemsize):
-    """Images per block so that one block's columns take at most ``COLUMN_BYTES``."""
+    """Images per block: all of them if their columns take at most ``WHOLE_BYTES``, else
+    as many as fit in ``COLUMN_BYTES``."""
     per = max(1, math.prod(out) * math.prod(kernel) * c * itemsize)
+    if n * per <= WHOLE_BYTES:
+        return max(1, n)
     return max(1, min(n, COLUMN_BYTES // per))
 
 

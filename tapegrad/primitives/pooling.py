@@ -21,7 +21,8 @@ import numpy as np
 
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.primitives.conv import (_offsets, _window_slices, check_geometry, check_ints,
-                                      check_padding, fold, unfold)
+                                      check_padding, fold, pad_spatial, permute_runs,
+                                      unfold)
 from tapegrad.primitives import api
 from tapegrad.primitives.params import fail
 from tapegrad.primitives.registry import xp
@@ -41,12 +42,6 @@ def _slices(window, strides, out):
 
 def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
-
-
-def _pad(x, padding, value):
-    if not any(lo or hi for lo, hi in padding):
-        return x
-    return xp.pad(x, ((0, 0),) + tuple(padding) + ((0, 0),), constant_values=value)
 
 
 def _real(window, strides, padding, spatial, out, k):
@@ -76,7 +71,7 @@ def _counts(window, strides, padding, spatial, out, dtype):
 # ---- average pooling -----------------------------------------------------------------------
 def _avg_pool(x, *, window, strides, padding):
     out = _geometry(x, window, strides, padding)
-    xpad = _pad(x, padding, 0)
+    xpad = pad_spatial(x, padding, 0)
     acc = xp.zeros((x.shape[0],) + out + (x.shape[-1],), x.dtype)
     if 0 not in out:
         for _, sl in _slices(window, strides, out):
@@ -103,7 +98,7 @@ def _first_max(x, window, strides, padding, out):
     """(index, mask) per kernel offset: the outputs whose window attains its maximum first
     (in offset order) at that offset. A NaN counts as the maximum (the first one, as
     argmax), and padding never does (a window of real -inf picks its first real element)."""
-    xpad = _pad(x, padding, _lowest(x.dtype))
+    xpad = pad_spatial(x, padding, _lowest(x.dtype))
     slices = _slices(window, strides, out)
     best = None
     for _, sl in slices:
@@ -132,7 +127,7 @@ def _max_pool(x, *, window, strides, padding):
     out = _geometry(x, window, strides, padding)
     if 0 in out or x.shape[0] == 0:
         return xp.zeros((x.shape[0],) + out + (x.shape[-1],), x.dtype)
-    xpad = _pad(x, padding, _lowest(x.dtype))
+    xpad = pad_spatial(x, padding, _lowest(x.dtype))
     best = None
     for _, sl in _slices(window, strides, out):
         best = xpad[sl].copy() if best is None else xp.maximum(best, xpad[sl], out=best)
@@ -144,7 +139,7 @@ def _max_pool_gather(x, t, *, window, strides, padding):
     acc = xp.zeros((x.shape[0],) + out + (x.shape[-1],), t.dtype)
     if 0 in out or x.shape[0] == 0:
         return acc
-    tpad = _pad(t, padding, 0)
+    tpad = pad_spatial(t, padding, 0)
     for sl, m in _first_max(x, window, strides, padding, out):
         acc += xp.where(m, tpad[sl], 0)  # (faster than copyto or add with where=)
     return acc
@@ -185,13 +180,13 @@ def _tiled_scatter(x, g, window, padding, out):
     d = len(window)
     n, c = x.shape[0], x.shape[-1]
     covered = tuple(o * k for o, k in zip(out, window))
-    xpad = _pad(x, padding, _lowest(x.dtype))
+    xpad = pad_spatial(x, padding, _lowest(x.dtype))
     cut = xpad[(slice(None),) + tuple(slice(0, e) for e in covered)]
     split = (n,) + tuple(v for o, k in zip(out, window) for v in (o, k)) + (c,)
     perm = tuple(2 + 2 * a for a in range(d)) + (0,) + tuple(1 + 2 * a for a in range(d)) \
         + (2 * d + 1,)
     kk = math.prod(window)
-    rows = xp.ascontiguousarray(cut.reshape(split).transpose(perm)).reshape(kk, -1)
+    rows = permute_runs(cut.reshape(split), perm[:-1]).reshape(kk, -1)
     best = rows[0].copy()
     for k in range(1, kk):
         xp.maximum(best, rows[k], out=best)
@@ -209,9 +204,9 @@ def _tiled_scatter(x, g, window, padding, out):
     else:
         res = xp.where(eq, gf, xp.zeros((), g.dtype))
     res += 0
-    back = tuple(int(i) for i in np.argsort(perm))
-    res = xp.ascontiguousarray(res.reshape(tuple(window) + (n,) + tuple(out) + (c,))
-                               .transpose(back)).reshape((n,) + covered + (c,))
+    back = tuple(int(i) for i in np.argsort(perm[:-1]))
+    res = permute_runs(res.reshape(tuple(window) + (n,) + tuple(out) + (c,)), back)
+    res = res.reshape((n,) + covered + (c,))
     spatial = tuple(x.shape[1:-1])
     if covered == spatial:
         return res
