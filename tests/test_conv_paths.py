@@ -135,6 +135,16 @@ def test_tiled_max_pool_scatter_equals_the_plain_loop(monkeypatch, xs, window, p
     same(fast, P._max_pool_scatter(x, g, **p), exact=True)
 
 
+@pytest.mark.parametrize("xs,window,padding", POOLS)
+@pytest.mark.parametrize("kind", ["specials", "int", "ties", "nan", "-inf"])
+def test_tiled_max_pool_equals_the_plain_loop(monkeypatch, xs, window, padding, kind):
+    x, _ = _operands(xs, window, padding, kind)
+    p = dict(window=window, strides=window, padding=padding)
+    fast = P._max_pool(x, **p)
+    monkeypatch.setattr(P, "_tiled", lambda *a: False)
+    same(fast, P._max_pool(x, **p), exact=True)
+
+
 @pytest.mark.parametrize("window,strides,padding", [
     ((2, 2), (1, 1), ((0, 0), (0, 0))),   # overlapping windows
     ((3, 3), (3, 3), ((1, 1), (1, 1))),   # padding before the input

@@ -127,10 +127,22 @@ def _max_pool(x, *, window, strides, padding):
     out = _geometry(x, window, strides, padding)
     if 0 in out or x.shape[0] == 0:
         return xp.zeros((x.shape[0],) + out + (x.shape[-1],), x.dtype)
+    if _tiled(window, strides, padding):
+        rows = _tiled_rows(x, window, padding, out)
+        best = _row_max(rows)
+        return best.reshape((x.shape[0],) + out + (x.shape[-1],))
     xpad = pad_spatial(x, padding, _lowest(x.dtype))
     best = None
     for _, sl in _slices(window, strides, out):
         best = xpad[sl].copy() if best is None else xp.maximum(best, xpad[sl], out=best)
+    return best
+
+
+def _row_max(rows):
+    """The maximum over the offsets' rows, taken in offset order as the strided loop does."""
+    best = rows[0].copy()
+    for k in range(1, rows.shape[0]):
+        xp.maximum(best, rows[k], out=best)
     return best
 
 
@@ -165,6 +177,22 @@ def _tiled(window, strides, padding):
     return tuple(window) == tuple(strides) and not any(lo for lo, _ in padding)
 
 
+def _tiled_perm(d):
+    """(N, O_1, K_1, ..., O_d, K_d) -> (K_1..K_d, N, O_1..O_d): the offsets outermost."""
+    return tuple(2 + 2 * a for a in range(d)) + (0,) + tuple(1 + 2 * a for a in range(d))
+
+
+def _tiled_rows(x, window, padding, out):
+    """The input cut to its tiled windows, ``(K, N*O*C)``: one row per kernel offset."""
+    n, c = x.shape[0], x.shape[-1]
+    covered = tuple(o * k for o, k in zip(out, window))
+    xpad = pad_spatial(x, padding, _lowest(x.dtype))
+    cut = xpad[(slice(None),) + tuple(slice(0, e) for e in covered)]
+    split = (n,) + tuple(v for o, k in zip(out, window) for v in (o, k)) + (c,)
+    return permute_runs(cut.reshape(split), _tiled_perm(len(window))).reshape(
+        math.prod(window), -1)
+
+
 def _tiled_scatter(x, g, window, padding, out):
     """``_max_pool_scatter`` for tiled windows, computing the same numbers.
 
@@ -177,19 +205,11 @@ def _tiled_scatter(x, g, window, padding, out):
     element, real, comes first. Adding 0 turns a -0.0 into 0.0 (from ``g * False`` or a -0.0 in
     ``g``) as the plain path's sum onto zeros does.
     """
-    d = len(window)
-    n, c = x.shape[0], x.shape[-1]
+    d, n, c = len(window), x.shape[0], x.shape[-1]
     covered = tuple(o * k for o, k in zip(out, window))
-    xpad = pad_spatial(x, padding, _lowest(x.dtype))
-    cut = xpad[(slice(None),) + tuple(slice(0, e) for e in covered)]
-    split = (n,) + tuple(v for o, k in zip(out, window) for v in (o, k)) + (c,)
-    perm = tuple(2 + 2 * a for a in range(d)) + (0,) + tuple(1 + 2 * a for a in range(d)) \
-        + (2 * d + 1,)
     kk = math.prod(window)
-    rows = permute_runs(cut.reshape(split), perm[:-1]).reshape(kk, -1)
-    best = rows[0].copy()
-    for k in range(1, kk):
-        xp.maximum(best, rows[k], out=best)
+    rows = _tiled_rows(x, window, padding, out)
+    best = _row_max(rows)
     eq = rows == best
     if x.dtype.kind == "f" and bool(xp.isnan(best).any()):
         eq |= xp.isnan(rows)
@@ -204,7 +224,7 @@ def _tiled_scatter(x, g, window, padding, out):
     else:
         res = xp.where(eq, gf, xp.zeros((), g.dtype))
     res += 0
-    back = tuple(int(i) for i in np.argsort(perm[:-1]))
+    back = tuple(int(i) for i in np.argsort(_tiled_perm(d)))
     res = permute_runs(res.reshape(tuple(window) + (n,) + tuple(out) + (c,)), back)
     res = res.reshape((n,) + covered + (c,))
     spatial = tuple(x.shape[1:-1])
