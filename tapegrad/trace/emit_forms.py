@@ -5,7 +5,6 @@
 broadcast multiply for outer products, a contiguous read of a transposed weight matrix),
 the same choices the eager implementations make.
 """
-import math
 import operator
 
 import numpy as np
@@ -47,21 +46,24 @@ def _matrix_transpose_form(e, ren):
 
 
 def _row_sum_form(e, ren, ns):
-    """The sum of a float array's rows (its leading axes) as a product with a ones vector
-    (BLAS gemv, 2-8x faster than ``np.add.reduce``); the eager implementation does the same."""
+    """The sum of float matrices' rows as a product with a ones vector (BLAS gemv; see
+    ``reductions.row_sums``); the eager implementation does the same, on the same layout."""
     (x,) = e.inputs
     p = dict(e.params)
-    if not reductions.sums_rows(x, p["axis"]):
+    split = reductions.row_sums(x, p["axis"])
+    if split is None:
         return None
-    k = len(p["axis"])
-    if len(x.shape) == 2:
-        lead, arg, rest = x.shape[0], ren[x.name], (x.shape[1],)
-    else:  # sums_rows checked that the sizes are ints
-        lead, rest = math.prod(x.shape[:k]), tuple(x.shape[k:])
-        arg = f"{ren[x.name]}.reshape({lead}, {math.prod(rest)})"
+    batch, lead, rest = split
+    axis = p["axis"]
+    arg = f"np.ascontiguousarray({ren[x.name]})"
+    if len(x.shape) > 2:
+        arg += f".reshape({(lead, rest) if axis[0] == 0 else (batch, lead, rest)})"
     name = f"_ones{lead}_{x.dtype.name}"
     ns[name] = reductions.ones_vector(lead, x.dtype)
-    shape = (1,) * k + rest if p["keepdims"] else rest
+    if p["keepdims"]:
+        shape = tuple(1 if i in axis else s for i, s in enumerate(x.shape))
+    else:
+        shape = tuple(s for i, s in enumerate(x.shape) if i not in axis)
     keep = f".reshape({shape})" if len(x.shape) > 2 or p["keepdims"] else ""
     return f"({name} @ {arg}){keep}  # reduce_sum over the rows"
 
