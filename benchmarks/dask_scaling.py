@@ -48,36 +48,39 @@ def build(tf):
     return jac
 
 
-def _direct_loop(n, chunk, barrier=None, part=(0, 1)):
-    """Time the compiled program over rows ``part[0]::part[1]`` of the chunks, in this
-    process (after a warm-up call; behind ``barrier`` when processes start together)."""
+def _direct_loop(n, chunk, barrier=None, part=(0, 1), repeats=1):
+    """``[(wall, cpu)]`` of ``repeats`` runs of the compiled program over the chunks
+    ``part[0]::part[1]``, in this process (after one untimed run; behind ``barrier`` when
+    processes start together)."""
     import tapegrad as tf
     jac = build(tf)
     xs = common.inputs((n, common.MLP_SIZES[0]), seed=3)
     cf = jac.get_concrete_function(tf.TensorSpec([chunk, common.MLP_SIZES[0]]))
-    cf(xs[:chunk])
     starts = list(range(0, n, chunk))[part[0]::part[1]]
-    if barrier is not None:
-        barrier.wait()
-    t0, c0 = time.perf_counter(), _cpu()
-    for i in starts:
+    for i in starts:  # warm: compiled, and the allocator has seen every size
         cf(xs[i:i + chunk])
-    return time.perf_counter() - t0, _cpu() - c0
+    out = []
+    for _ in range(repeats):
+        if barrier is not None:
+            barrier.wait()
+        t0, c0 = time.perf_counter(), _cpu()
+        for i in starts:
+            cf(xs[i:i + chunk])
+        out.append((time.perf_counter() - t0, _cpu() - c0))
+    return out
 
 
 def _ceiling(n, chunk, repeats):
     """Two plain processes, each half the chunks, started together: the machine's own
     scaling, with no Dask in the way."""
     ctx = multiprocessing.get_context("spawn")
-    times = []
     with ctx.Manager() as manager:
-        for _ in range(repeats):
-            barrier = manager.Barrier(2)
-            with ctx.Pool(2) as pool:
-                parts = [pool.apply_async(_direct_loop, (n, chunk, barrier, (k, 2)))
-                         for k in range(2)]
-                times.append(max(p.get(timeout=1800)[0] for p in parts))
-    return times
+        barrier = manager.Barrier(2)
+        with ctx.Pool(2) as pool:
+            parts = [pool.apply_async(_direct_loop, (n, chunk, barrier, (k, 2), repeats))
+                     for k in range(2)]
+            both = [p.get(timeout=1800) for p in parts]
+    return [max(a[0], b[0]) for a, b in zip(*both)]
 
 
 def _spread(ts):
@@ -93,7 +96,7 @@ def main(argv=None):
                     help="keep Dask's MALLOC_TRIM_THRESHOLD_ in the workers")
     args = ap.parse_args(argv)
     load_before = load_line()
-    direct = [_direct_loop(args.n, args.chunk) for _ in range(args.repeats)]
+    direct = _direct_loop(args.n, args.chunk, repeats=args.repeats)
     runs = {"direct": [t for t, _ in direct],
             "ceiling": _ceiling(args.n, args.chunk, args.repeats)}
     cpu = {"direct": statistics.median(c for _, c in direct)}
@@ -121,10 +124,11 @@ def main(argv=None):
             # one untimed run: every worker loads and compiles the program, warms its memory
             distributed.wait(client.compute(J.to_delayed().ravel().tolist()))
             _forgotten(client)
-            times, first, used = [], [], []
+            times, first, used, here = [], [], [], []
             f0 = sum(client.run(_minor_faults).values())
             for _ in range(args.repeats):
                 c0 = sum(client.run(_cpu).values())
+                m0 = _cpu()  # this process: the client and, in a LocalCluster, the scheduler
                 t0 = time.perf_counter()
                 futs = client.compute(J.to_delayed().ravel().tolist())
                 done = next(iter(distributed.as_completed(futs)))
@@ -133,11 +137,13 @@ def main(argv=None):
                 distributed.wait(futs)
                 times.append(time.perf_counter() - t0)
                 used.append(sum(client.run(_cpu).values()) - c0)
+                here.append(_cpu() - m0)
                 del futs, done
                 _forgotten(client)  # else the next run finds the results still in memory
             faults[workers] = (sum(client.run(_minor_faults).values()) - f0) / args.repeats
             runs[workers], firsts[workers] = times, first
             cpu[workers] = statistics.median(used)
+            cpu[f"scheduler{workers}"] = statistics.median(here)
 
     med = {k: statistics.median(v) for k, v in runs.items()}
     n_tasks = -(-args.n // args.chunk)
@@ -197,6 +203,9 @@ def main(argv=None):
         f"chunks of at least {max(1, int(np.ceil(20 * max(per_task, 0) / compute_per_row))):,} "
         "rows. With W workers, keep at least 4 W tasks for balance: N >= 4 W x that chunk; "
         "past that, bigger chunks only delay the first result (one chunk's compute time).",
+        f"- The scheduler and the client (one process here) used {cpu['scheduler1']:.2f} s "
+        f"(1 worker) and {cpu['scheduler2']:.2f} s (2 workers) of CPU per run: on 2 cores "
+        "that is taken from the workers.",
         f"- Page faults per run in the workers: {faults[1]:,.0f} (1 worker), {faults[2]:,.0f} "
         "(2 workers). Dask's MALLOC_TRIM_THRESHOLD_ (re-run with --dask-malloc) multiplies "
         "them: each large temporary is then returned to the kernel and faulted in again.",
