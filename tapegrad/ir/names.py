@@ -61,11 +61,23 @@ def value_names(program, taken=()):
             names[v.name] = v.name
             gen.taken.add(v.name)
     gen.taken.update(program.all_names())  # fresh names avoid every IR name
+    suffix = {}  # hint -> the next _k to try (a loop of 10,000 x's stays linear)
     for v in defined:
         if v.name in names:
             continue
         hint = hints.get(v.name)
-        names[v.name] = gen.reserve(hint) if hint else gen("c" if v.name[:1] == "c" else "t")
+        if hint is None:
+            names[v.name] = gen("c" if v.name[:1] == "c" else "t")
+            continue
+        k, name = suffix.get(hint, 0), hint
+        if k:
+            name = f"{hint}_{k}"
+        while name in gen.taken:
+            k += 1
+            name = f"{hint}_{k}"
+        suffix[hint] = k + 1
+        gen.taken.add(name)
+        names[v.name] = name
     return names
 
 
