@@ -91,6 +91,24 @@ def test_a_gradient_nobody_names_is_the_sources_cotangent():
     _same_without_names(cf, x)
 
 
+def test_gradients_of_captured_variables_are_named_after_them():
+    kernel = tf.Variable(W.numpy(), name="dense/kernel:0")
+    bias = tf.Variable(np.zeros(2, "float32"), name="bias")
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as g:
+            y = tf.tanh(x @ kernel + bias)
+            loss = tf.reduce_mean(y * y)
+        return g.gradient(loss, [kernel, bias])
+
+    cf = step.get_concrete_function(tf.TensorSpec([4, 3], tf.float32))
+    src = cf.source()
+    assert "def step(x, dense_kernel, bias):" in src
+    assert "return (dense_kernel_ct, bias_ct)" in src and "y_ct = " in src
+    _same_without_names(cf, np.ones((4, 3), "float32"), W.numpy(), np.zeros(2, "float32"))
+
+
 def test_forward_mode_names_and_comments():
     @tf.function
     def f(x):

@@ -137,9 +137,12 @@ class Namer:
                     if id(a) in want:
                         found.setdefault(id(a), a)
             for i, s in found.items():
-                c, s = _var(cts[i], b), _var(s, b)
-                if c is not None and s is not None:
-                    self.derived.setdefault(c.name, (s.name, "_ct"))
+                c, primal = _var(cts[i], b), _var(s, b)
+                if primal is None:  # a captured tf.Variable: its program input
+                    k = b._capture_index.get(getattr(s, "_uid", None))
+                    primal = b.captures[k] if k is not None else None
+                if c is not None and primal is not None:
+                    self.derived.setdefault(c.name, (primal.name, "_ct"))
         self._passes = {}
 
     def flush(self):

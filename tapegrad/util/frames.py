@@ -13,6 +13,9 @@ import os
 import sys
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# co_filename -> its absolute path: the tracer asks for every equation, and abspath was most
+# of a trace's time spent here
+_ABSOLUTE = {}
 
 
 def user_frame(depth=1, through=()):
@@ -24,8 +27,14 @@ def user_frame(depth=1, through=()):
     files (absolute paths or path prefixes) passed on the way, or None. ``frame`` is None
     when the whole stack is tapegrad's."""
     f, level, crossed = sys._getframe(depth + 1), depth + 1, None
+    absolute = _ABSOLUTE
     while f is not None:
-        name = os.path.abspath(f.f_code.co_filename)
+        short = f.f_code.co_filename
+        name = absolute.get(short)
+        if name is None:
+            if len(absolute) > 4096:  # each compiled function has a file name of its own
+                absolute.clear()
+            name = absolute[short] = os.path.abspath(short)
         if not name.startswith(PACKAGE_DIR):
             return f, level, crossed
         if crossed is None and through and name.startswith(through):
