@@ -203,6 +203,11 @@ def test_saved_programs_load_and_compute_the_same(tmp_path):
     loaded = tf.saved.load(tmp_path / "f.tgz")
     x = np.arange(6, dtype="float32").reshape(2, 3) / 7
     assert loaded(x).numpy().tobytes() == cf(x).numpy().tobytes()
+    # the file keeps the names: the loaded program prints, draws and compiles with them
+    assert "return (x_ct)" in str(loaded.program) and "x_ct" in tf.draw(loaded)
+    assert value_names(loaded.program) == {n: n for n in loaded.program.all_names()}
+    tf.saved.save(cf, tmp_path / "g.tgz")  # the same program, the same bytes
+    assert (tmp_path / "f.tgz").read_bytes() == (tmp_path / "g.tgz").read_bytes()
 
 
 def test_naming_is_never_on_the_eager_path(monkeypatch):

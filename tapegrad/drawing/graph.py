@@ -1,21 +1,22 @@
 """The picture's model: nodes, edges and clusters, built from a program or a tape.
 
 A node is a value's source (an input, a captured variable, a constant) or one primitive
-application, labelled with its output shapes and dtypes (and the names of the generated code
-for values the user named: ``tanh / h: f32[5,4]``); derivative code (what a tape's
+application, labelled with its output shapes and dtypes (and the generated code's name of
+its value where that is not made up, ``t7``: ``tanh / h: f32[5,4]``); derivative code (what a tape's
 gradient, a Jacobian or forward mode emitted while tracing) is told apart from the user's
 own operations. Control-flow sub-programs become clusters. Programs of more than
 ``max_nodes`` operations are summarised: one node per user line (and part), or, without
 line information, one node per chain of single-use operations.
 """
+import re
 from typing import NamedTuple
 
 import numpy as np
 
-from tapegrad.ir.core import Origin, Program, type_str
+from tapegrad.ir.core import Program, type_str
 from tapegrad.ir.names import value_names
 
-_NO = Origin("", "", False)
+_FRESH = re.compile(r"[a-z]\d+\Z")  # a name the tracer made up (t7), not shown
 
 
 class Node(NamedTuple):
@@ -70,7 +71,7 @@ def _add_program(program, origins, nodes, edges, clusters, cluster, made):
         nid = f"{pre}e{k}"
         o = origins.get(e.outs[0].name)
         tip = f"{o.where}  {o.source}" if o else ""
-        named = [names[v.name] for v in e.outs if origins.get(v.name, _NO).name]
+        named = [names[v.name] for v in e.outs if not _FRESH.match(names[v.name])]
         label = f"{e.prim.name}\n{', '.join(named) + ': ' if named else ''}{_types(e.outs)}"
         nodes.append(Node(nid, label, "op", bool(o and o.derivative), cluster, tip))
         for v in e.inputs:

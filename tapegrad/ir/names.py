@@ -54,7 +54,7 @@ def value_names(program, taken=()):
     hints = {}
     for v in defined:
         o = origins.get(v.name)
-        if o is not None and o.name and usable(o.name):
+        if o is not None and o.name and o.name != v.name and usable(o.name):
             hints[v.name] = o.name
     for v in defined:
         if v.name not in hints and usable(v.name) and v.name not in gen.taken:
@@ -105,3 +105,30 @@ def line_values(program):
         run.append((n, o))
     close()
     return out
+
+
+def named(program):
+    """``program`` with its values renamed to the names ``value_names`` shows (origins
+    follow): what a saved file stores, so that a loaded program prints, draws and generates
+    code under the user's names. The computation is the same."""
+    names = value_names(program)
+    if all(k == v for k, v in names.items()):
+        return program
+    ren = {}
+
+    def var(v):
+        w = ren.get(v.name)
+        if w is None:
+            w = ren[v.name] = v._replace(name=names.get(v.name, v.name))
+        return w
+
+    return program.replace(
+        inputs=tuple(map(var, program.inputs)), captures=tuple(map(var, program.captures)),
+        constants=tuple(type(c)(var(c.var), c.value) for c in program.constants),
+        equations=tuple(e._replace(inputs=tuple(map(var, e.inputs)),
+                                   outs=tuple(map(var, e.outs))) for e in program.equations),
+        outputs=tuple(map(var, program.outputs)),
+        updates=tuple((i, var(v)) for i, v in program.updates),
+        # the names are the values' own now; origins of dead values have nothing to name
+        origins=tuple((names[n], o._replace(name="", of=names.get(o.of, "")))
+                      for n, o in program.origins if n in names))

@@ -16,6 +16,7 @@ import numpy as np
 
 from tapegrad.core.tensor import Variable
 from tapegrad.ir import IRError, check, cse, dce, fold_constants, optimize
+from tapegrad.ir.names import named
 from tapegrad.saved import decode, encode
 from tapegrad.saved.arrays import Arrays, Budget
 from tapegrad.saved.format import (CONSTANTS_MEMBER, FORMAT, MAX_ARRAYS, MAX_BYTES,
@@ -76,7 +77,8 @@ def archive_bytes(fn):
     cf = _concrete(fn)
     # The program without algebraic simplification: that one keeps zero gradients zero
     # (rather than unconnected) when the loaded function is differentiated.
-    program = check(optimize(cf.raw_program, (fold_constants, cse, dce)))
+    # Values under the user's names (ir/names.py): the file does not keep the origins.
+    program = check(named(optimize(cf.raw_program, (fold_constants, cse, dce))))
     variables = list(cf.variables)
     if len(variables) != len(program.captures):
         raise ValueError("save: a function that takes tf.Variables as arguments cannot be "
