@@ -86,6 +86,7 @@ def test_a_gradient_nobody_names_is_the_sources_cotangent():
 
     cf = f.get_concrete_function(tf.TensorSpec([3], tf.float64))
     assert "return x_ct" in cf.source() and "return (x_ct)" in str(cf.program)
+    assert repr(cf) == "<ConcreteFunction f(x:f64[3]) -> (x_ct:f64[3])>"
     x = np.array([0.1, 1.0, -2.0])
     np.testing.assert_allclose(f(x).numpy(), np.cos(x) * x + np.sin(x), rtol=1e-12)
     _same_without_names(cf, x)

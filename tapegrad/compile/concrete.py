@@ -12,6 +12,7 @@ from tapegrad.compile.signature import TENSOR, VARIABLE, TensorSpec, rebuild, wa
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, update_locks
 from tapegrad.ir import check, cse, dce, evaluate, fold_constants, optimize
+from tapegrad.ir.names import value_names
 
 _wrap = Tensor._wrap
 
@@ -109,8 +110,10 @@ class ConcreteFunction:
         return self._out_struct
 
     def pretty_printed_signature(self):
+        names = value_names(self.program)  # as the printed program and the code say them
         ins = ", ".join(repr(v) for v in self.program.inputs)
-        outs = ", ".join(repr(v) for v in self.program.outputs)
+        outs = ", ".join(repr(v._replace(name=names.get(v.name, v.name)))
+                         for v in self.program.outputs)
         return f"{self.name}({ins}) -> ({outs})"
 
     def __repr__(self):
