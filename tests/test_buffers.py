@@ -7,7 +7,7 @@ import pytest
 
 import tapegrad as tf
 from tapegrad.core.dispatch import PRIMITIVES
-from tapegrad.primitives import registry
+from tapegrad.primitives import families
 from tapegrad.util import buffers
 
 BIG = buffers.MIN_BYTES // 4  # float32 elements of the smallest recycled result
@@ -17,7 +17,7 @@ BIG = buffers.MIN_BYTES // 4  # float32 elements of the smallest recycled result
 def small_threshold(monkeypatch):
     """Recycle from 4 KiB, so that the dtype and value cases stay cheap."""
     monkeypatch.setattr(buffers, "MIN_BYTES", 4096)
-    monkeypatch.setattr(registry, "_SMALL", 4096 // 16)
+    monkeypatch.setattr(families, "_SMALL", 4096 // 16)
     return 4096
 
 

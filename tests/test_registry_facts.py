@@ -223,7 +223,7 @@ def test_identities_are_stated_by_the_blocks_that_have_them():
 def test_an_identity_of_a_new_primitive_is_applied():
     """A block's identities reach the optimizer with no other registration."""
     from tapegrad.ir import optimize
-    from tapegrad.primitives.registry import unary, xp
+    from tapegrad.primitives.families import unary, xp
 
     def twice_negated(e, ctx, out, x):
         inner = ctx.prod(x, "facts_test_neg")

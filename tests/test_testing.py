@@ -6,7 +6,7 @@ import pytest
 
 import tapegrad as tf
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
-from tapegrad.primitives.registry import elementwise_abstract, elementwise_batch
+from tapegrad.primitives.families import elementwise_abstract, elementwise_batch
 from tapegrad.testing import check_batching, check_grads
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, Variable, convert_to_tensor
 from tapegrad.primitives.api import stop_gradient, where
-from tapegrad.control_flow import trace as TR
+from tapegrad.control_flow import trace
 from tapegrad.control_flow.primitives import cond_p, make_subprogram
 from tapegrad.util import nest
 
@@ -227,19 +227,19 @@ def _any(p):
 # -- staged (traced) control flow -------------------------------------------------------------------
 def _staged_cond(pred, true_fn, false_fn, operands):
     types = [(tuple(x.shape), x.dtype) for x in operands]
-    tp, t_ext, t_tree, t_flat = TR.trace(true_fn, types, "true_fn", bundle=True)
-    fp, f_ext, f_tree, _ = TR.trace(false_fn, types, "false_fn", bundle=True)
+    tp, t_ext, t_tree, t_flat = trace.trace(true_fn, types, "true_fn", bundle=True)
+    fp, f_ext, f_tree, _ = trace.trace(false_fn, types, "false_fn", bundle=True)
     _same_types(t_tree, f_tree, "cond", "true_fn", "false_fn")
-    extras = TR.union(t_ext, f_ext)
+    extras = trace.union(t_ext, f_ext)
     n = len(operands)
-    tp, fp = TR.align(tp, n, t_ext, extras), TR.align(fp, n, f_ext, extras)
-    args = [pred] + list(operands) + [TR.outer_value(e) for e in extras]
-    groups = TR.dtype_groups([(tuple(t.shape), t.dtype) for t in t_flat])
+    tp, fp = trace.align(tp, n, t_ext, extras), trace.align(fp, n, f_ext, extras)
+    args = [pred] + list(operands) + [trace.outer_value(e) for e in extras]
+    groups = trace.dtype_groups([(tuple(t.shape), t.dtype) for t in t_flat])
     flat = [None] * len(t_flat)
     for g, idx in enumerate(groups):
-        packed = cond_p.bind_raw(*args, true_branch=make_subprogram(TR.select(tp, [g])),
-                                 false_branch=make_subprogram(TR.select(fp, [g])))
-        for i, v in zip(idx, TR.unpack(packed, [(tuple(t_flat[i].shape), t_flat[i].dtype)
+        packed = cond_p.bind_raw(*args, true_branch=make_subprogram(trace.select(tp, [g])),
+                                 false_branch=make_subprogram(trace.select(fp, [g])))
+        for i, v in zip(idx, trace.unpack(packed, [(tuple(t_flat[i].shape), t_flat[i].dtype)
                                                for i in idx])):
             flat[i] = v
     return nest.pack_sequence_as(t_tree, flat)
@@ -252,17 +252,17 @@ def _staged_while(cond, body, state, n_max):
     def on_state(fn):
         return lambda *xs: fn(nest.pack_sequence_as(state, list(xs)))
 
-    cprog, c_ext, c_tree, c_flat = TR.trace(on_state(lambda s: _call(cond, s)), types,
+    cprog, c_ext, c_tree, c_flat = trace.trace(on_state(lambda s: _call(cond, s)), types,
                                             "while_cond")
     if len(c_flat) != 1 or c_flat[0].dtype != np.bool_ or tuple(c_flat[0].shape) != ():
         raise TypeError("tapegrad.while_loop: cond must return a boolean scalar, got "
                         f"{[(t.dtype.name, tuple(t.shape)) for t in c_flat]}.")
-    bprog, b_ext, b_tree, _ = TR.trace(
+    bprog, b_ext, b_tree, _ = trace.trace(
         on_state(lambda s: _body_result(_call(body, s), s)), types, "while_body")
     _same_types(b_tree, state, "while_loop", "body's result", "loop_vars")
-    extras = TR.union(c_ext, b_ext)
+    extras = trace.union(c_ext, b_ext)
     n = len(init)
-    csub = make_subprogram(TR.align(cprog, n, c_ext, extras))
-    bsub = make_subprogram(TR.align(bprog, n, b_ext, extras))
-    finals = TR.run_loop(init, [TR.outer_value(e) for e in extras], csub, bsub, n_max)
+    csub = make_subprogram(trace.align(cprog, n, c_ext, extras))
+    bsub = make_subprogram(trace.align(bprog, n, b_ext, extras))
+    finals = trace.run_loop(init, [trace.outer_value(e) for e in extras], csub, bsub, n_max)
     return nest.pack_sequence_as(state, finals)

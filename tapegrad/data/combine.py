@@ -5,7 +5,7 @@ nodes (``dataset_type`` is ``Dataset``, passed in so this module need not import
 """
 import itertools
 
-from tapegrad.data import structure as S
+from tapegrad.data import structure as data_structure
 from tapegrad.data.sources import INFINITE, UNKNOWN
 from tapegrad.data.transforms import Stage, _structure, call
 from tapegrad.errors import InvalidArgumentError
@@ -29,7 +29,7 @@ class FlatMap(Stage):
     def spec(self):
         if self._spec is None:
             for e in self:
-                self._spec = S.spec_of(e)
+                self._spec = data_structure.spec_of(e)
                 break
             else:
                 raise ValueError("The element spec of an empty flat_map is unknown.")
@@ -54,7 +54,7 @@ class Concatenate(Stage):
         yield from self.other
 
     def spec(self):
-        return S.relax(self.input.spec(), self.other.spec())
+        return data_structure.relax(self.input.spec(), self.other.spec())
 
     def cardinality(self):
         a, b = self.input.cardinality(), self.other.cardinality()

@@ -11,17 +11,17 @@ import numpy as np
 
 from tapegrad.core.dtypes import as_dtype, int64
 from tapegrad.core.tensor import Tensor
-from tapegrad.data import combine as cb
-from tapegrad.data import sources as src
-from tapegrad.data import structure as S
-from tapegrad.data import transforms as tr
+from tapegrad.data import combine
+from tapegrad.data import sources
+from tapegrad.data import structure as data_structure
+from tapegrad.data import transforms
 from tapegrad.data.options import Options
 from tapegrad.core.state import STATE
 from tapegrad.errors import OutOfRangeError, UnimplementedError
 
 AUTOTUNE = -1
-INFINITE_CARDINALITY = src.INFINITE
-UNKNOWN_CARDINALITY = src.UNKNOWN
+INFINITE_CARDINALITY = sources.INFINITE
+UNKNOWN_CARDINALITY = sources.UNKNOWN
 
 
 def _count(x, name="count"):
@@ -59,12 +59,12 @@ class Dataset:
         >>> next(iter(ds))['x'].numpy().tolist()
         [1, 2]
         """
-        return Dataset(src.TensorSlices(tensors))
+        return Dataset(sources.TensorSlices(tensors))
 
     @staticmethod
     def from_tensors(tensors, name=None):
         """A dataset of one element, ``tensors``."""
-        return Dataset(src.Tensors(tensors))
+        return Dataset(sources.Tensors(tensors))
 
     @staticmethod
     def range(*args, output_type=int64, name=None):
@@ -79,7 +79,7 @@ class Dataset:
         start, stop, step = (0, _count(args[0], "stop"), 1) if len(args) == 1 else (
             _count(args[0], "start"), _count(args[1], "stop"),
             _count(args[2], "step") if len(args) == 3 else 1)
-        return Dataset(src.Range(start, stop, step, as_dtype(output_type)))
+        return Dataset(sources.Range(start, stop, step, as_dtype(output_type)))
 
     @staticmethod
     def zip(*datasets, name=None):
@@ -92,14 +92,14 @@ class Dataset:
             structure = (structure,) if len(datasets) != 1 else structure
         if isinstance(structure, list):
             structure = tuple(structure)
-        for d in S.flatten(structure):
+        for d in data_structure.flatten(structure):
             if not isinstance(d, Dataset):
                 raise TypeError("Invalid input to `zip`. Inputs are expected to be (nested) "
                                 "structures of `tf.data.Dataset` objects but encountered "
                                 f"object of type {type(d)}.")
         if isinstance(structure, Dataset):  # zip of one dataset: its elements, unchanged
             return structure
-        return Dataset(src.Zip(S.map_leaves(lambda d: d._node, structure)))
+        return Dataset(sources.Zip(data_structure.map_leaves(lambda d: d._node, structure)))
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None,
@@ -112,15 +112,15 @@ class Dataset:
         >>> [x.numpy().tolist() for x in ds]
         [[1, 2], [3]]
         """
-        sig = src.signature_of(output_signature, output_types, output_shapes)
-        return Dataset(src.Generator(generator, sig, args))
+        sig = sources.signature_of(output_signature, output_types, output_shapes)
+        return Dataset(sources.Generator(generator, sig, args))
 
     # -- transformations -----------------------------------------------------------------
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
               deterministic=None, name=None):
         """Stack ``batch_size`` consecutive elements; the last batch may be smaller unless
         ``drop_remainder``. Rows of different shapes raise ``InvalidArgumentError``."""
-        return Dataset(tr.Batch(self._node, _count(batch_size, "batch_size"), drop_remainder))
+        return Dataset(transforms.Batch(self._node, _count(batch_size, "batch_size"), drop_remainder))
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
                      drop_remainder=False, name=None):
@@ -128,7 +128,7 @@ class Dataset:
         and all of them by default: the largest size in the batch) with ``padding_values``
         (default 0)."""
         spec = self.element_spec
-        specs = S.flatten(spec)
+        specs = data_structure.flatten(spec)
         if padded_shapes is None:
             for s in specs:
                 if s.shape is None:
@@ -137,18 +137,18 @@ class Dataset:
             shapes = [(None,) * len(s.shape) for s in specs]
         else:
             shapes = [None if sh is None else tuple(None if d is None else int(d) for d in sh)
-                      for sh in src._shape_leaves(spec, padded_shapes)]
-        if padding_values is None or not S._is_structure(padding_values):
+                      for sh in sources._shape_leaves(spec, padded_shapes)]
+        if padding_values is None or not data_structure._is_structure(padding_values):
             values = [0 if padding_values is None else padding_values] * len(specs)
         else:
-            values = S.flatten(padding_values)
+            values = data_structure.flatten(padding_values)
         values = [v._value if isinstance(v, Tensor) else v for v in values]
-        return Dataset(tr.Batch(self._node, _count(batch_size, "batch_size"), drop_remainder,
+        return Dataset(transforms.Batch(self._node, _count(batch_size, "batch_size"), drop_remainder,
                                 padding=(shapes, values)))
 
     def unbatch(self, name=None):
         """Split each element along its first axis into rows (the inverse of ``batch``)."""
-        return Dataset(tr.Unbatch(self._node))
+        return Dataset(transforms.Unbatch(self._node))
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
         """Randomly shuffle with a buffer of ``buffer_size`` elements.
@@ -165,7 +165,7 @@ class Dataset:
         if seed is None:
             from tapegrad.ops.random_ops import generator
             seed = int(generator().integers(2**63))  # reproducible after set_seed
-        return Dataset(tr.Shuffle(self._node, _count(buffer_size, "buffer_size"),
+        return Dataset(transforms.Shuffle(self._node, _count(buffer_size, "buffer_size"),
                                   _count(seed, "seed"), bool(reshuffle_each_iteration)))
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
@@ -179,42 +179,42 @@ class Dataset:
         >>> [int(b) for _, b in ds]
         [0, 1, 4]
         """
-        return Dataset(tr.Map(self._node, map_func))
+        return Dataset(transforms.Map(self._node, map_func))
 
     def filter(self, predicate, name=None):
         """Keep the elements for which ``predicate`` returns a scalar bool tensor True."""
-        return Dataset(tr.Filter(self._node, predicate))
+        return Dataset(transforms.Filter(self._node, predicate))
 
     def flat_map(self, map_func, name=None):
         """Map each element to a dataset and concatenate those datasets."""
-        return Dataset(cb.FlatMap(self._node, map_func, Dataset))
+        return Dataset(combine.FlatMap(self._node, map_func, Dataset))
 
     def repeat(self, count=None, name=None):
         """Repeat the dataset ``count`` times (forever with None or -1)."""
-        return Dataset(tr.Repeat(self._node, -1 if count is None else _count(count)))
+        return Dataset(transforms.Repeat(self._node, -1 if count is None else _count(count)))
 
     def take(self, count, name=None):
         """The first ``count`` elements (all of them with -1)."""
-        return Dataset(tr.Take(self._node, _count(count)))
+        return Dataset(transforms.Take(self._node, _count(count)))
 
     def skip(self, count, name=None):
         """All but the first ``count`` elements (none with -1)."""
-        return Dataset(tr.Skip(self._node, _count(count)))
+        return Dataset(transforms.Skip(self._node, _count(count)))
 
     def prefetch(self, buffer_size, name=None):
         """Accepted for compatibility; elements are computed when asked for (no thread)."""
         _count(buffer_size, "buffer_size")
-        return Dataset(tr.Passthrough(self._node, "_PrefetchDataset"))
+        return Dataset(transforms.Passthrough(self._node, "_PrefetchDataset"))
 
     def cache(self, filename="", name=None):
         """Keep the elements of the first complete iteration in memory and replay them.
         A ``filename`` is accepted; the cache is in memory all the same."""
-        return Dataset(tr.Cache(self._node))
+        return Dataset(transforms.Cache(self._node))
 
     def enumerate(self, start=0, name=None):
         """``(index, element)`` pairs, the index an int64 scalar from ``start``."""
-        counter = src.Range(_count(start, "start"), None, 1, int64)
-        return Dataset(src.Zip((counter, self._node)))
+        counter = sources.Range(_count(start, "start"), None, 1, int64)
+        return Dataset(sources.Zip((counter, self._node)))
 
     def interleave(self, map_func, cycle_length=None, block_length=None,
                    num_parallel_calls=None, deterministic=None, name=None):
@@ -232,19 +232,19 @@ class Dataset:
         if cycle_length is None or _count(cycle_length, "cycle_length") == AUTOTUNE:
             cycle_length = os.cpu_count() or 1
         block = 1 if block_length is None else _count(block_length, "block_length")
-        return Dataset(cb.Interleave(self._node, map_func, _count(cycle_length), block,
+        return Dataset(combine.Interleave(self._node, map_func, _count(cycle_length), block,
                                      Dataset))
 
     def shard(self, num_shards, index, name=None):
         """Every ``num_shards``-th element, starting at ``index``."""
-        return Dataset(cb.Shard(self._node, _count(num_shards, "num_shards"),
+        return Dataset(combine.Shard(self._node, _count(num_shards, "num_shards"),
                                 _count(index, "index")))
 
     def with_options(self, options, name=None):
         """The same elements, with ``options`` (a ``tf.data.Options``) merged in."""
         if not isinstance(options, Options):
             raise TypeError(f"`options` must be a tf.data.Options, got {options!r}.")
-        node = tr.Passthrough(self._node, "_OptionsDataset")
+        node = transforms.Passthrough(self._node, "_OptionsDataset")
         node.options = self.options().merge(options)
         return Dataset(node)
 
@@ -259,7 +259,7 @@ class Dataset:
 
     def concatenate(self, dataset, name=None):
         """This dataset's elements, then those of ``dataset``."""
-        return Dataset(cb.Concatenate(self._node, dataset._node))
+        return Dataset(combine.Concatenate(self._node, dataset._node))
 
     def apply(self, transformation_func):
         """``transformation_func(self)``."""
@@ -273,10 +273,11 @@ class Dataset:
         10
         """
         _not_traced()
-        state = S.to_element(initial_state)
+        state = data_structure.to_element(initial_state)
         for e in self._node:
             # (state, element) is the tuple TensorFlow unpacks: the element is one argument
-            state = S.to_element(tr.call(reduce_func, (state, e)), from_function=True)
+            state = data_structure.to_element(transforms.call(reduce_func, (state, e)),
+                                              from_function=True)
         return state
 
     def get_single_element(self, name=None):
@@ -302,9 +303,9 @@ class Dataset:
 
     def __len__(self):
         c = self._node.cardinality()
-        if c == src.INFINITE:
+        if c == sources.INFINITE:
             raise TypeError("The dataset is infinite.")
-        if c == src.UNKNOWN:
+        if c == sources.UNKNOWN:
             raise TypeError("The dataset length is unknown.")
         return c
 
@@ -314,7 +315,7 @@ class Dataset:
     def as_numpy_iterator(self):
         """Iterate over NumPy values: arrays, and NumPy scalars for scalar tensors."""
         _not_traced()
-        return (S.to_numpy(e) for e in self._node)
+        return (data_structure.to_numpy(e) for e in self._node)
 
     def __repr__(self):
         return f"<{self._node.kind} element_spec={self.element_spec!r}>"

@@ -10,7 +10,7 @@ from tapegrad.compile.signature import TensorSpec
 from tapegrad.core.dtypes import as_dtype
 from tapegrad.core.state import recording
 from tapegrad.core.tensor import Tensor
-from tapegrad.data import structure as S
+from tapegrad.data import structure as data_structure
 from tapegrad.errors import InvalidArgumentError
 
 INFINITE = -1
@@ -22,9 +22,9 @@ class TensorSlices:
     kind = "_TensorSliceDataset"
 
     def __init__(self, tensors):
-        element = S.to_element(tensors)
+        element = data_structure.to_element(tensors)
         # copies: the dataset must not change if the caller later mutates their arrays
-        self.leaves = [np.array(t._value) for t in S.flatten(element)]
+        self.leaves = [np.array(t._value) for t in data_structure.flatten(element)]
         self.structure = element
         n = None
         for a in self.leaves:
@@ -38,10 +38,11 @@ class TensorSlices:
     def __iter__(self):
         leaves, structure = self.leaves, self.structure
         for i in range(self.n):
-            yield S.pack(structure, [_wrap(a[i, ...]) for a in leaves])
+            yield data_structure.pack(structure, [_wrap(a[i, ...]) for a in leaves])
 
     def spec(self):
-        return S.pack(self.structure, [TensorSpec(a.shape[1:], a.dtype) for a in self.leaves])
+        return data_structure.pack(self.structure,
+                                   [TensorSpec(a.shape[1:], a.dtype) for a in self.leaves])
 
     def cardinality(self):
         return self.n
@@ -51,13 +52,13 @@ class Tensors:
     kind = "_TensorDataset"
 
     def __init__(self, tensors):
-        self.element = S.to_element(tensors)
+        self.element = data_structure.to_element(tensors)
 
     def __iter__(self):
         yield self.element
 
     def spec(self):
-        return S.spec_of(self.element)
+        return data_structure.spec_of(self.element)
 
     def cardinality(self):
         return 1
@@ -100,7 +101,7 @@ class Generator:
         self.generator, self.signature, self.args = generator, signature, tuple(args or ())
 
     def __iter__(self):
-        specs = S.flatten(self.signature)
+        specs = data_structure.flatten(self.signature)
         it = iter(self.generator(*self.args))
         while True:
             with recording(()):
@@ -110,7 +111,7 @@ class Generator:
                     return
             if isinstance(value, list) and not isinstance(self.signature, TensorSpec):
                 value = tuple(value)
-            leaves = S.flatten(value)
+            leaves = data_structure.flatten(value)
             if len(leaves) != len(specs):
                 raise TypeError(f"`generator` yielded an element that did not match the "
                                 f"expected structure {self.signature!r}: {value!r}")
@@ -129,7 +130,7 @@ class Generator:
                                     f"where an element of shape {_shape(spec.shape)} was "
                                     "expected.")
                 out.append(_wrap(a))
-            yield S.pack(self.signature, out)
+            yield data_structure.pack(self.signature, out)
 
     def spec(self):
         return self.signature
@@ -156,7 +157,7 @@ def signature_of(output_signature, output_types, output_shapes):
         if output_types is not None or output_shapes is not None:
             raise TypeError("The `output_types` and `output_shapes` arguments can not be "
                             "used together with the `output_signature` argument.")
-        for s in S.flatten(output_signature):
+        for s in data_structure.flatten(output_signature):
             if not isinstance(s, TensorSpec):
                 raise TypeError("`output_signature` must contain objects that are subclass "
                                 f"of `tf.TypeSpec` but found {type(s)} which is not.")
@@ -165,9 +166,9 @@ def signature_of(output_signature, output_types, output_shapes):
         raise TypeError("To specify the output signature you need to provide either the "
                         "`output_signature` argument or the `output_types` argument.")
     if output_shapes is None:
-        return S.map_leaves(lambda d: TensorSpec(None, d), output_types)
-    types, shapes = S.flatten(output_types), _shape_leaves(output_types, output_shapes)
-    return S.pack(output_types, [TensorSpec(s, d) for d, s in zip(types, shapes)])
+        return data_structure.map_leaves(lambda d: TensorSpec(None, d), output_types)
+    types, shapes = data_structure.flatten(output_types), _shape_leaves(output_types, output_shapes)
+    return data_structure.pack(output_types, [TensorSpec(s, d) for d, s in zip(types, shapes)])
 
 
 def _shape_leaves(types, shapes):
@@ -186,7 +187,7 @@ class Zip:
         self.nodes = nodes  # a structure (tuple or dict) of nodes
 
     def __iter__(self):
-        its = [iter(n) for n in S.flatten(self.nodes)]
+        its = [iter(n) for n in data_structure.flatten(self.nodes)]
         while True:
             out = []
             for it in its:
@@ -194,13 +195,13 @@ class Zip:
                     out.append(next(it))
                 except StopIteration:
                     return
-            yield S.pack(self.nodes, out)
+            yield data_structure.pack(self.nodes, out)
 
     def spec(self):
-        return S.map_leaves(lambda n: n.spec(), self.nodes)
+        return data_structure.map_leaves(lambda n: n.spec(), self.nodes)
 
     def cardinality(self):
-        cards = [n.cardinality() for n in S.flatten(self.nodes)]
+        cards = [n.cardinality() for n in data_structure.flatten(self.nodes)]
         if UNKNOWN in cards:
             return UNKNOWN
         finite = [c for c in cards if c >= 0]

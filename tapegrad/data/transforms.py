@@ -11,7 +11,7 @@ import numpy as np
 from tapegrad.compile.signature import TensorSpec
 from tapegrad.core.state import recording
 from tapegrad.core.tensor import Tensor
-from tapegrad.data import structure as S
+from tapegrad.data import structure as data_structure
 from tapegrad.data.sources import INFINITE, UNKNOWN
 from tapegrad.errors import InvalidArgumentError
 
@@ -74,13 +74,13 @@ class Batch(Stage):
     def _combine(self, buf):
         if self.padding is not None:
             buf = pad_rows(buf, *self.padding)
-        return S.stack(buf)
+        return data_structure.stack(buf)
 
     def spec(self):
         outer = self.size if self.drop else None
-        specs = S.flatten(self.input.spec())
+        specs = data_structure.flatten(self.input.spec())
         shapes = self.padding[0] if self.padding else [s.shape for s in specs]
-        return S.pack(self.input.spec(), [
+        return data_structure.pack(self.input.spec(), [
             TensorSpec(None if sh is None else (outer,) + tuple(sh), s.dtype)
             for s, sh in zip(specs, shapes)])
 
@@ -93,7 +93,7 @@ class Batch(Stage):
 
 def pad_rows(rows, shapes, values):
     """Pad each leaf of ``rows`` to ``shapes`` (None dimensions: the largest in the batch)."""
-    flats = [S.flatten(r) for r in rows]
+    flats = [data_structure.flatten(r) for r in rows]
     out = [[] for _ in rows]
     for c, (shape, value) in enumerate(zip(shapes, values)):
         arrays = [f[c]._value for f in flats]
@@ -110,7 +110,7 @@ def pad_rows(rows, shapes, values):
                     "Attempted to pad to a smaller size than the input element.")
             widths = [(0, t - n) for n, t in zip(a.shape, target)]
             out[i].append(_wrap(np.pad(a, widths, constant_values=value)))
-    return [S.pack(r, o) for r, o in zip(rows, out)]
+    return [data_structure.pack(r, o) for r, o in zip(rows, out)]
 
 
 class Unbatch(Stage):
@@ -118,12 +118,12 @@ class Unbatch(Stage):
 
     def __init__(self, input):
         super().__init__(input)
-        if any(s.shape is not None and len(s.shape) == 0 for s in S.flatten(input.spec())):
+        if any(s.shape is not None and len(s.shape) == 0 for s in data_structure.flatten(input.spec())):
             raise ValueError("Cannot unbatch an input with scalar components.")
 
     def __iter__(self):
         for e in self.input:
-            leaves = [t._value for t in S.flatten(e)]
+            leaves = [t._value for t in data_structure.flatten(e)]
             n = leaves[0].shape[0]
             for c, a in enumerate(leaves):
                 if a.ndim == 0 or a.shape[0] != n:
@@ -132,10 +132,10 @@ class Unbatch(Stage):
                         f"Component 0 had size {n} but component {c} had size "
                         f"{a.shape[0] if a.ndim else 'scalar'}.")
             for i in range(n):
-                yield S.pack(e, [_wrap(a[i, ...]) for a in leaves])
+                yield data_structure.pack(e, [_wrap(a[i, ...]) for a in leaves])
 
     def spec(self):
-        return S.map_leaves(lambda s: TensorSpec(None if s.shape is None else s.shape[1:],
+        return data_structure.map_leaves(lambda s: TensorSpec(None if s.shape is None else s.shape[1:],
                                                  s.dtype), self.input.spec())
 
     def cardinality(self):
@@ -154,7 +154,7 @@ class Map(Stage):
     def __iter__(self):
         fn = self.fn
         for e in self.input:
-            yield S.to_element(call(fn, e), from_function=True)
+            yield data_structure.to_element(call(fn, e), from_function=True)
 
     def spec(self):
         # TensorFlow traces the function once to learn its output; here it runs on
@@ -164,7 +164,7 @@ class Map(Stage):
             self._spec = probe(self.fn, self.input.spec())
             if self._spec is None:
                 for e in self:
-                    self._spec = S.spec_of(e)
+                    self._spec = data_structure.spec_of(e)
                     break
                 else:
                     raise ValueError("The element spec of an empty mapped dataset whose "
@@ -179,26 +179,28 @@ def probe(fn, in_spec):
     dimensions that differ (they follow an input size, or a value, as ``tf.fill([x], x)``
     does) become None.
     """
-    leaves = S.flatten(in_spec)
+    leaves = data_structure.flatten(in_spec)
     if any(s.shape is None for s in leaves):
         return None
     specs = []
     for k, fill in ((2, 0), (3, 1)):
-        element = S.pack(in_spec, [_wrap(np.full([k if d is None else d for d in s.shape],
+        element = data_structure.pack(in_spec, [_wrap(np.full([k if d is None else d for d in s.shape],
                                                  fill, s.dtype)) for s in leaves])
         try:  # any error: the function cannot take stand-ins (it reads values, say)
             with np.errstate(all="ignore"):
-                specs.append(S.spec_of(S.to_element(call(fn, element), from_function=True)))
+                specs.append(data_structure.spec_of(
+                    data_structure.to_element(call(fn, element), from_function=True)))
         except Exception:
             return None
     a, b = specs
     if _structure(a) != _structure(b):
         return None
-    return S.relax(a, b)
+    return data_structure.relax(a, b)
 
 
 def _structure(spec):
-    return S.map_leaves(lambda s: (s.dtype, None if s.shape is None else len(s.shape)), spec)
+    return data_structure.map_leaves(
+        lambda s: (s.dtype, None if s.shape is None else len(s.shape)), spec)
 
 
 class Filter(Stage):
@@ -213,11 +215,11 @@ class Filter(Stage):
     def __iter__(self):
         pred = self.predicate
         for e in self.input:
-            keep = S.to_element(call(pred, e))
+            keep = data_structure.to_element(call(pred, e))
             if not isinstance(keep, Tensor) or keep.dtype != np.bool_ or keep.ndim != 0:
                 raise ValueError(
                     "Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, "
-                    f"but its return type is {S.spec_of(keep)!r}.")
+                    f"but its return type is {data_structure.spec_of(keep)!r}.")
             if keep._value:
                 yield e
 

@@ -182,9 +182,9 @@ _MODULES = ("keras", "keras.layers", "keras.models", "keras.optimizers",
 
 
 def _builtin_class(module, class_name):
-    import tapegrad.keras as k
-    tables = [k.layers, k.models, k.optimizers, k.optimizers.schedules, k.initializers,
-              k.regularizers, k.losses, k.metrics]
+    from tapegrad import keras
+    tables = [keras.layers, keras.models, keras.optimizers, keras.optimizers.schedules,
+              keras.initializers, keras.regularizers, keras.losses, keras.metrics]
     if module is not None and not str(module).startswith(_MODULES):
         return None
     for table in tables:

@@ -12,7 +12,7 @@ from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size,
 from tapegrad.core.tensor import full as _full
 from tapegrad.ops._convert import axis1, static_shape, tensor
 from tapegrad.ops._convert import cast as _cast
-from tapegrad.primitives import shape as S
+from tapegrad.primitives import shape as shape_prims
 
 _wrap = Tensor._wrap
 
@@ -34,7 +34,7 @@ def cast(x, dtype, name=None):
 def identity(input, name=None):
     """The same values (recorded, so a tape sees a new tensor)."""
     x = tensor(input)
-    return bind(S.reshape_p, x, shape=tuple(x.shape))
+    return bind(shape_prims.reshape_p, x, shape=tuple(x.shape))
 
 
 def stop_gradient(input, name=None):
@@ -47,7 +47,7 @@ def stop_gradient(input, name=None):
     >>> float(t.gradient(y, x))
     2.0
     """
-    return bind(S.stop_gradient_p, tensor(input))
+    return bind(shape_prims.stop_gradient_p, tensor(input))
 
 
 def reshape(tensor_, shape, name=None):
@@ -74,7 +74,7 @@ def reshape(tensor_, shape, name=None):
                          f"elements of shape {tuple(x.shape)} to shape {shape}.")
     if len(shape) == x.ndim and shape == tuple(x.shape):  # rank first: fewer size guards
         return x
-    return bind(S.reshape_p, x, shape=shape)
+    return bind(shape_prims.reshape_p, x, shape=shape)
 
 
 def broadcast_to(input, shape, name=None):
@@ -88,7 +88,7 @@ def broadcast_to(input, shape, name=None):
     except ValueError:
         raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(x.shape)} to "
                          f"{shape}.") from None
-    return bind(S.broadcast_to_p, x, shape=shape)
+    return bind(shape_prims.broadcast_to_p, x, shape=shape)
 
 
 def transpose(a, perm=None, conjugate=False, name=None):
@@ -102,7 +102,7 @@ def transpose(a, perm=None, conjugate=False, name=None):
                          f"of a tensor of shape {tuple(x.shape)}.")
     if perm == tuple(builtins.range(x.ndim)):
         return x
-    return bind(S.transpose_p, x, perm=perm)
+    return bind(shape_prims.transpose_p, x, perm=perm)
 
 
 def expand_dims(input, axis, name=None):
@@ -113,7 +113,7 @@ def expand_dims(input, axis, name=None):
         raise ValueError(f"expand_dims: axis {a} is out of range for rank {x.ndim}.")
     a = a % (x.ndim + 1)
     shape = tuple(x.shape[:a]) + (1,) + tuple(x.shape[a:])
-    return bind(S.reshape_p, x, shape=shape)
+    return bind(shape_prims.reshape_p, x, shape=shape)
 
 
 def squeeze(input, axis=None, name=None):
@@ -130,7 +130,7 @@ def squeeze(input, axis=None, name=None):
         shape = tuple(s for i, s in enumerate(x.shape) if i not in ax)
     if len(shape) == x.ndim and shape == tuple(x.shape):  # rank first: fewer size guards
         return x
-    return bind(S.reshape_p, x, shape=shape)
+    return bind(shape_prims.reshape_p, x, shape=shape)
 
 
 def concat(values, axis, name=None):
@@ -154,7 +154,7 @@ def concat(values, axis, name=None):
                              + f" do not match outside axis {ax}.")
     if len(xs) == 1:
         return xs[0]
-    return bind(S.concat_p, *xs, axis=ax)
+    return bind(shape_prims.concat_p, *xs, axis=ax)
 
 
 def stack(values, axis=0, name=None):
@@ -184,7 +184,8 @@ def unstack(value, num=None, axis=0, name=None):
         raise ValueError(f"unstack: num={num} does not match axis {a} of size {x.shape[a]} "
                          f"(shape {tuple(x.shape)}).")
     key = (slice(None),) * a
-    return [bind(S.getitem_p, x, index=S.Index(key + (i,))) for i in builtins.range(x.shape[a])]
+    return [bind(shape_prims.getitem_p, x, index=shape_prims.Index(key + (i,)))
+            for i in builtins.range(x.shape[a])]
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name=None):
@@ -206,7 +207,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
             raise ValueError(f"split: sizes {sizes} do not add up to {n}, the size of axis {a}.")
     out, start = [], 0
     for s in sizes:
-        out.append(bind(S.getitem_p, x, index=S.Index((slice(None),) * a
+        out.append(bind(shape_prims.getitem_p, x, index=shape_prims.Index((slice(None),) * a
                                                       + (slice(start, start + s),))))
         start += s
     return out
@@ -233,7 +234,7 @@ def reverse(tensor_, axis, name=None):
     x = tensor(tensor_)
     ax = {axis1(a, x.ndim, "reverse") for a in static_shape(axis)}
     key = tuple(slice(None, None, -1) if i in ax else slice(None) for i in builtins.range(x.ndim))
-    return bind(S.getitem_p, x, index=S.Index(key))
+    return bind(shape_prims.getitem_p, x, index=shape_prims.Index(key))
 
 
 def pad(tensor_, paddings, mode="CONSTANT", constant_values=0, name=None):
@@ -249,7 +250,7 @@ def pad(tensor_, paddings, mode="CONSTANT", constant_values=0, name=None):
     pads = tuple((int(a), int(b)) for a, b in p)
     mode = mode.upper()
     if mode == "CONSTANT":
-        return bind(S.pad_p, x, paddings=pads, constant_values=float(constant_values))
+        return bind(shape_prims.pad_p, x, paddings=pads, constant_values=float(constant_values))
     if mode not in ("REFLECT", "SYMMETRIC"):
         raise ValueError(f"pad: unknown mode {mode!r}; use CONSTANT, REFLECT or SYMMETRIC.")
     off = 1 if mode == "REFLECT" else 0  # REFLECT skips the edge element, SYMMETRIC repeats it
@@ -292,7 +293,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
         if iv.size and (iv.min() < -n or iv.max() >= n):
             raise IndexError(f"gather: indices {iv.tolist()} out of range [0, {n}) for axis "
                              f"{a} of shape {tuple(x.shape)}.")
-    return bind(S.take_p, x, i, axis=a)
+    return bind(shape_prims.take_p, x, i, axis=a)
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -304,7 +305,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     >>> tf.gather_nd([[1.0, 2.0], [3.0, 4.0]], [[1, 0], [0, 1]]).numpy().tolist()
     [3.0, 2.0]
     """
-    from tapegrad.ops import math_ops as M
+    from tapegrad.ops import math_ops
     x = tensor(params)
     i = tensor(indices)
     if i.dtype.kind not in "iu":
@@ -323,9 +324,9 @@ def gather_nd(params, indices, batch_dims=0, name=None):
                              f"shape {tuple(x.shape)}.")
     # row-major strides turn each index tuple into one flat index (traced indices work too)
     strides = np.cumprod((1,) + dims[:0:-1])[::-1].astype(i.dtype) if k else np.zeros(0, i.dtype)
-    flat = M.reduce_sum(i * _wrap(strides), axis=-1)
+    flat = math_ops.reduce_sum(i * _wrap(strides), axis=-1)
     xf = reshape(x, (int(np.prod(dims)),) + tuple(x.shape[k:]))
-    return bind(S.take_p, xf, flat, axis=0)
+    return bind(shape_prims.take_p, xf, flat, axis=0)
 
 
 def _norm_index(key, x):
@@ -351,7 +352,7 @@ def _norm_index(key, x):
             raise TypeError(f"Only integers, slices, ellipsis, tf.newaxis and integer or "
                             f"boolean tensors are valid indices, got {k.dtype}.")
         out.append(k)
-    return S.Index(tuple(out))
+    return shape_prims.Index(tuple(out))
 
 
 def _key_now(key):
@@ -368,7 +369,7 @@ def getitem(x, key):
     except IndexError as e:
         raise IndexError(f"Index {key!r} is out of range for a tensor of shape "
                          f"{tuple(x.shape)}: {e}") from None
-    return bind(S.getitem_p, x, index=idx)
+    return bind(shape_prims.getitem_p, x, index=idx)
 
 
 def size(input, out_type=np.int32, name=None):
@@ -474,7 +475,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, 
     >>> tf.one_hot([0, 2, -1], 3).numpy().tolist()
     [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
     """
-    from tapegrad.primitives import elementwise as E
+    from tapegrad.primitives import elementwise
     i = tensor(indices)
     if i.dtype.kind not in "iu":
         raise TypeError(f"Value for attr 'TI' of {i.dtype.name} is not in the list of allowed "
@@ -485,8 +486,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, 
         dt = given[0].dtype if given else _dt.float32
     on = convert_to_tensor(1 if on_value is None else on_value, dtype=dt)
     off = convert_to_tensor(0 if off_value is None else off_value, dtype=dt)
-    hot = bind(E.equal_p, expand_dims(i, -1), _wrap(np.arange(int(depth), dtype=i.dtype)))
-    out = bind(E.where_p, hot, on, off)
+    hot = bind(elementwise.equal_p, expand_dims(i, -1), _wrap(np.arange(int(depth), dtype=i.dtype)))
+    out = bind(elementwise.where_p, hot, on, off)
     if axis != -1:
         a = axis1(axis, out.ndim, "one_hot")
         perm = list(builtins.range(out.ndim - 1))

@@ -15,7 +15,7 @@ from tapegrad.errors import InvalidArgumentError, UnimplementedError
 from tapegrad.ops._convert import static_shape, tensor
 from tapegrad.ops.array_ops import reshape as _reshape
 from tapegrad.ops.array_ops import transpose as _transpose
-from tapegrad.primitives import conv as C
+from tapegrad.primitives import conv
 
 _FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 
@@ -86,7 +86,7 @@ def _padding(padding, spatial, kernel, strides, dilations, channels_first, fn):
 
 def _geometry(fn, spatial, kernel, strides, dilations, padding):
     try:
-        return C.check_geometry(fn, spatial, kernel, strides, dilations, padding)
+        return conv.check_geometry(fn, spatial, kernel, strides, dilations, padding)
     except ValueError as e:
         raise InvalidArgumentError(str(e)) from None
 
@@ -154,7 +154,7 @@ def _conv(input, filters, d, strides, padding, data_format, dilations, fn, lists
     spatial, kernel = tuple(x.shape[1:-1]), tuple(w.shape[:d])
     pads = _padding(padding, spatial, kernel, strides, dilations, cf, fn)
     _geometry(fn, spatial, kernel, strides, dilations, pads)
-    y = bind(C.conv_p, x, w, strides=strides, dilations=dilations, padding=pads, groups=groups)
+    y = bind(conv.conv_p, x, w, strides=strides, dilations=dilations, padding=pads, groups=groups)
     return _unflatten(_to_first(y, cf), lead)
 
 
@@ -276,7 +276,7 @@ def _conv_transpose(input, filters, output_shape, d, strides, padding, data_form
         raise InvalidArgumentError(f"{fn}: size of out_backprop doesn't match computed: actual "
                                    f"= {tuple(y.shape[1:-1])}, computed = {out} for output "
                                    f"{spatial}")
-    x = bind(C.conv_input_grad_p, y, w, input_spatial=spatial, strides=strides,
+    x = bind(conv.conv_input_grad_p, y, w, input_spatial=spatial, strides=strides,
              dilations=dilations, padding=pads, groups=1)
     return _to_first(x, cf)
 

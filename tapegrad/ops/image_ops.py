@@ -11,7 +11,7 @@ import numpy as np
 from tapegrad.core import dtypes as _dt
 from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError, UnimplementedError
-from tapegrad.ops import math_ops as M
+from tapegrad.ops import math_ops
 from tapegrad.ops._convert import cast, tensor
 from tapegrad.ops.array_ops import concat, expand_dims, gather, reverse, squeeze
 
@@ -130,7 +130,7 @@ def _convert_back(x, dtype):
     if dtype is None:
         return x
     info = np.iinfo(dtype)
-    scaled = M.clip_by_value(x * np.float32(info.max + 0.5), float(info.min), float(info.max))
+    scaled = math_ops.clip_by_value(x * np.float32(info.max + 0.5), float(info.min), float(info.max))
     return cast(scaled, dtype)
 
 
@@ -146,8 +146,8 @@ def adjust_contrast(images, contrast_factor):
         raise ValueError(f"'images' must be at least three-dimensional, got shape "
                          f"{tuple(x.shape)}.")
     xf, orig = _convert_to_float(x)
-    mean = M.reduce_mean(xf, axis=[-3, -2], keepdims=True)
-    out = (xf - mean) * M.cast(tensor(contrast_factor), xf.dtype) + mean
+    mean = math_ops.reduce_mean(xf, axis=[-3, -2], keepdims=True)
+    out = (xf - mean) * math_ops.cast(tensor(contrast_factor), xf.dtype) + mean
     return _convert_back(out, orig)
 
 
@@ -167,10 +167,10 @@ def per_image_standardization(image):
     if x.dtype.kind != "f":
         x = cast(x, _dt.float32)
     n = int(np.prod(x.shape[-3:]))
-    mean = M.reduce_mean(x, axis=[-3, -2, -1], keepdims=True)
-    std = M.reduce_std(x, axis=[-3, -2, -1], keepdims=True)
+    mean = math_ops.reduce_mean(x, axis=[-3, -2, -1], keepdims=True)
+    std = math_ops.reduce_std(x, axis=[-3, -2, -1], keepdims=True)
     floor = _wrap(np.asarray(1, x.dtype) / np.sqrt(np.asarray(n, x.dtype)))
-    return M.divide_no_nan(x - mean, M.maximum(std, floor))
+    return math_ops.divide_no_nan(x - mean, math_ops.maximum(std, floor))
 
 
 def convert_image_dtype(image, dtype, saturate=False, name=None):
@@ -212,9 +212,9 @@ def _random_flip(image, seed, axis):
     x = tensor(image)
     _batched(x, "image")
     n = x.shape[0] if x.ndim == 4 else 1
-    flip = M.less(uniform([n] + [1] * 3, seed=seed), 0.5)
+    flip = math_ops.less(uniform([n] + [1] * 3, seed=seed), 0.5)
     flipped = reverse(x, [axis])
-    out = M.where(flip, flipped if x.ndim == 4 else expand_dims(flipped, 0),
+    out = math_ops.where(flip, flipped if x.ndim == 4 else expand_dims(flipped, 0),
                   x if x.ndim == 4 else expand_dims(x, 0))
     return out if x.ndim == 4 else squeeze(out, [0])
 
@@ -239,7 +239,7 @@ def rgb_to_grayscale(images, name=None):
                          "rgb_to_grayscale (the last axis holds R, G, B).")
     xf, orig = _convert_to_float(x)
     w = _wrap(np.asarray([0.2989, 0.5870, 0.1140], xf.dtype))
-    gray = expand_dims(M.reduce_sum(xf * w, axis=-1), -1)
+    gray = expand_dims(math_ops.reduce_sum(xf * w, axis=-1), -1)
     return _convert_back(gray, orig)
 
 

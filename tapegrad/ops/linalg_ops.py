@@ -12,13 +12,13 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
-from tapegrad.ops import array_ops as A
-from tapegrad.ops import math_ops as M
+from tapegrad.ops import array_ops
+from tapegrad.ops import math_ops
 from tapegrad.ops._convert import axis1, binary
 from tapegrad.ops._convert import tensor as _tensor
 from tapegrad.ops.array_ops import eye
-from tapegrad.primitives import linalg as L
-from tapegrad.primitives import shape as S
+from tapegrad.primitives import linalg
+from tapegrad.primitives import shape as shape_prims
 
 __all__ = [
     "adjoint", "band_part", "cholesky", "cholesky_solve", "det", "diag", "diag_part", "einsum",
@@ -63,7 +63,7 @@ def matrix_transpose(a, name=None, conjugate=False):
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: needs rank >= 2, got shape {_shape(x)}.")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return bind(S.transpose_p, x, perm=perm)
+    return bind(shape_prims.transpose_p, x, perm=perm)
 
 
 def adjoint(matrix, name=None):
@@ -87,7 +87,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         av, bv = a._value, b._value
         if av.ndim == 2 and bv.ndim == 2 and av.shape[1] == bv.shape[0] \
                 and av.dtype == bv.dtype:
-            return bind(L.matmul_p, a, b)
+            return bind(linalg.matmul_p, a, b)
     a, b = binary(a, b)
     if transpose_a or adjoint_a:
         a = matrix_transpose(a)
@@ -101,28 +101,28 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         if a.shape[0] != b.shape[0]:
             raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, "
                              f"In[1]: {list(b.shape)} (matmul).")
-        return bind(L.matmul_p, a, b)  # the primitive takes a vector times a matrix as is
+        return bind(linalg.matmul_p, a, b)  # the primitive takes a vector times a matrix as is
     if va:
-        a = A.reshape(a, (1, a.shape[0]))
+        a = array_ops.reshape(a, (1, a.shape[0]))
     if vb:
-        b = A.reshape(b, (b.shape[0], 1))
+        b = array_ops.reshape(b, (b.shape[0], 1))
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, "
                          f"In[1]: {list(b.shape)} (matmul).")
     if a.ndim > 2 or b.ndim > 2:
         _batch_compatible(a, b, "matmul")
-    out = bind(L.matmul_p, a, b)
+    out = bind(linalg.matmul_p, a, b)
     if va or vb:
         shape = tuple(out.shape[:-2]) + (() if va else (out.shape[-2],)) + (
             () if vb else (out.shape[-1],))
-        out = A.reshape(out, shape)
+        out = array_ops.reshape(out, shape)
     return out
 
 
 def matvec(a, b, transpose_a=False, adjoint_a=False, name=None):
     """Matrix times vector over the last axes: ``a @ b[..., None]`` without the unit axis."""
-    out = matmul(a, A.expand_dims(_tensor(b), -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
-    return A.squeeze(out, -1)
+    out = matmul(a, array_ops.expand_dims(_tensor(b), -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
+    return array_ops.squeeze(out, -1)
 
 
 def tensordot(a, b, axes, name=None):
@@ -160,9 +160,9 @@ def tensordot(a, b, axes, name=None):
     k = int(np.prod([a.shape[i] for i in ax_a]))
     fa = [a.shape[i] for i in free_a]
     fb = [b.shape[j] for j in free_b]
-    a2 = A.reshape(A.transpose(a, free_a + ax_a), (int(np.prod(fa)), k))
-    b2 = A.reshape(A.transpose(b, ax_b + free_b), (k, int(np.prod(fb))))
-    return A.reshape(bind(L.matmul_p, a2, b2), fa + fb)
+    a2 = array_ops.reshape(array_ops.transpose(a, free_a + ax_a), (int(np.prod(fa)), k))
+    b2 = array_ops.reshape(array_ops.transpose(b, ax_b + free_b), (k, int(np.prod(fb))))
+    return array_ops.reshape(bind(linalg.matmul_p, a2, b2), fa + fb)
 
 
 # ---- einsum -----------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ def einsum(equation, *inputs, **kwargs):
         raise ValueError("einsum: needs at least one operand.")
     xs = [_tensor(x) for x in inputs]
     dt = np.result_type(*[x.dtype for x in xs])
-    xs = [A.cast(x, dt) for x in xs]
+    xs = [array_ops.cast(x, dt) for x in xs]
     ins, out = _parse_einsum(equation, [x.shape for x in xs])
     # one size per letter: size-1 axes broadcast; a repeated letter (a diagonal) must not
     sizes = {}
@@ -236,8 +236,8 @@ def einsum(equation, *inputs, **kwargs):
                 raise ValueError(f"einsum: subscript {c!r} of {equation!r} has sizes {n} and "
                                  f"{sizes[c]} in operands of shapes "
                                  + ", ".join(str(_shape(v)) for v in xs) + ".")
-    xs = [A.broadcast_to(x, [sizes[c] for c in s]) for s, x in zip(ins, xs)]
-    return bind(L.einsum_p, *xs, subscripts=",".join(ins) + "->" + out)
+    xs = [array_ops.broadcast_to(x, [sizes[c] for c in s]) for s, x in zip(ins, xs)]
+    return bind(linalg.einsum_p, *xs, subscripts=",".join(ins) + "->" + out)
 
 
 # ---- inverse, determinants, solves -------------------------------------------------------
@@ -249,7 +249,7 @@ def inv(input, adjoint=False, name=None):
     [[0.5, 0.0], [0.0, 0.25]]
     """
     x = _matrices(input, "inv")
-    return bind(L.inv_p, matrix_transpose(x) if adjoint else x)
+    return bind(linalg.inv_p, matrix_transpose(x) if adjoint else x)
 
 
 def det(input, name=None):
@@ -259,7 +259,7 @@ def det(input, name=None):
     >>> float(tf.linalg.det([[2.0, 1.0], [1.0, 3.0]]))
     5.0
     """
-    return bind(L.det_p, _matrices(input, "det"))
+    return bind(linalg.det_p, _matrices(input, "det"))
 
 
 def slogdet(input, name=None):
@@ -271,13 +271,13 @@ def slogdet(input, name=None):
     (-1.0, 0.6931)
     """
     x = _matrices(input, "slogdet")
-    return bind(L.detsign_p, x), bind(L.logabsdet_p, x)
+    return bind(linalg.detsign_p, x), bind(linalg.logabsdet_p, x)
 
 
 def logdet(matrix, name=None):
     """log det of (a batch of) symmetric positive-definite matrices, through Cholesky."""
     c = cholesky(matrix)
-    return 2.0 * M.reduce_sum(M.log(diag_part(c)), axis=-1)
+    return 2.0 * math_ops.reduce_sum(math_ops.log(diag_part(c)), axis=-1)
 
 
 def _rhs(matrix, rhs, op):
@@ -298,7 +298,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
     [[0.5], [0.25]]
     """
     a, b = _rhs(matrix, rhs, "solve")
-    return bind(L.solve_p, matrix_transpose(a) if adjoint else a, b)
+    return bind(linalg.solve_p, matrix_transpose(a) if adjoint else a, b)
 
 
 def cholesky(input, name=None):
@@ -311,7 +311,7 @@ def cholesky(input, name=None):
     >>> tf.linalg.cholesky([[4.0, 2.0], [2.0, 2.0]]).numpy().tolist()
     [[2.0, 0.0], [1.0, 1.0]]
     """
-    return bind(L.cholesky_p, _matrices(input, "cholesky"))
+    return bind(linalg.cholesky_p, _matrices(input, "cholesky"))
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
@@ -324,7 +324,7 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     [[1.0], [2.0]]
     """
     a, b = _rhs(matrix, rhs, "triangular_solve")
-    return bind(L.triangular_solve_p, a, b, lower=bool(lower), adjoint=bool(adjoint))
+    return bind(linalg.triangular_solve_p, a, b, lower=bool(lower), adjoint=bool(adjoint))
 
 
 def cholesky_solve(chol, rhs, name=None):
@@ -369,13 +369,13 @@ def diag(diagonal, name=None, k=0, num_rows=-1, num_cols=-1, padding_value=0,
         raise ValueError(f"linalg.diag: a diagonal of length {n} does not fit diagonal {k} of "
                          f"a {r} x {c} matrix.")
     # the n x n diagonal matrix, padded into place: top rows for k < 0, left columns for k > 0
-    out = A.expand_dims(v, -1) * eye(n, dtype=v.dtype)
+    out = array_ops.expand_dims(v, -1) * eye(n, dtype=v.dtype)
     top, left = max(0, -k), max(0, k)
     if (r, c) != (n, n):
-        out = A.pad(out, [[0, 0]] * (v.ndim - 1) + [[top, r - n - top], [left, c - n - left]])
+        out = array_ops.pad(out, [[0, 0]] * (v.ndim - 1) + [[top, r - n - top], [left, c - n - left]])
     if padding_value != 0:
         on = Tensor._wrap(np.eye(r, c, k=k, dtype=bool))
-        out = M.where(on, out, A.cast(_tensor(padding_value), out.dtype))
+        out = math_ops.where(on, out, array_ops.cast(_tensor(padding_value), out.dtype))
     return out
 
 
@@ -392,14 +392,14 @@ def diag_part(input, name=None, k=0, padding_value=0, align="RIGHT_LEFT"):
                                   "supported.")
     k = int(k)
     if k == 0:
-        return bind(S.diag_part_p, x)
+        return bind(shape_prims.diag_part_p, x)
     rows, cols = x.shape[-2:]
     n = _diag_len(rows, cols, k)
     if n <= 0:
         raise ValueError(f"linalg.diag_part: diagonal {k} is outside matrices of shape "
                          f"{_shape(x)}.")
     i = np.arange(n)
-    return A.getitem(x, (Ellipsis, i + max(0, -k), i + max(0, k)))
+    return array_ops.getitem(x, (Ellipsis, i + max(0, -k), i + max(0, k)))
 
 
 def trace(x, name=None):
@@ -409,7 +409,7 @@ def trace(x, name=None):
     >>> float(tf.linalg.trace([[1.0, 2.0], [3.0, 4.0]]))
     5.0
     """
-    return M.reduce_sum(diag_part(x), axis=-1)
+    return math_ops.reduce_sum(diag_part(x), axis=-1)
 
 
 def band_part(input, num_lower, num_upper, name=None):
@@ -427,7 +427,7 @@ def band_part(input, num_lower, num_upper, name=None):
     if keep.all():
         return x
     # select rather than multiply, so an inf outside the band gives 0, not nan
-    return M.where(Tensor._wrap(keep), x, A.zeros((), dtype=x.dtype))
+    return math_ops.where(Tensor._wrap(keep), x, array_ops.zeros((), dtype=x.dtype))
 
 
 # ---- norms -------------------------------------------------------------------------------------
@@ -481,21 +481,22 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
         raise ValueError(f"norm: ord={ord!r} is not a supported vector norm; use "
                          f"'euclidean', 1, 2, np.inf or a number > 0{hint}.")
     if ord in ("euclidean", "fro") or (ord == 2 and not is_matrix):
-        out = M.sqrt(M.reduce_sum(x * x, axis=ax, keepdims=True))
+        out = math_ops.sqrt(math_ops.reduce_sum(x * x, axis=ax, keepdims=True))
     elif ord == 1 and is_matrix:       # max over columns of the column sums
-        out = M.reduce_max(M.reduce_sum(M.abs(x), axis=ax[0], keepdims=True), axis=ax[1],
-                           keepdims=True)
+        sums = math_ops.reduce_sum(math_ops.abs(x), axis=ax[0], keepdims=True)
+        out = math_ops.reduce_max(sums, axis=ax[1], keepdims=True)
     elif ord == np.inf and is_matrix:  # max over rows of the row sums
-        out = M.reduce_max(M.reduce_sum(M.abs(x), axis=ax[1], keepdims=True), axis=ax[0],
-                           keepdims=True)
+        sums = math_ops.reduce_sum(math_ops.abs(x), axis=ax[1], keepdims=True)
+        out = math_ops.reduce_max(sums, axis=ax[0], keepdims=True)
     elif ord == 1:
-        out = M.reduce_sum(M.abs(x), axis=ax, keepdims=True)
+        out = math_ops.reduce_sum(math_ops.abs(x), axis=ax, keepdims=True)
     elif ord == np.inf:
-        out = M.reduce_max(M.abs(x), axis=ax, keepdims=True)
+        out = math_ops.reduce_max(math_ops.abs(x), axis=ax, keepdims=True)
     else:
         p = float(ord)
-        out = M.pow(M.reduce_sum(M.pow(M.abs(x), p), axis=ax, keepdims=True), 1.0 / p)
-    return out if keepdims else A.squeeze(out, axis=list(ax))
+        out = math_ops.pow(math_ops.reduce_sum(math_ops.pow(math_ops.abs(x), p), axis=ax,
+                                               keepdims=True), 1.0 / p)
+    return out if keepdims else array_ops.squeeze(out, axis=list(ax))
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
@@ -506,9 +507,10 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     [0.6000000238418579, 0.800000011920929]
     """
     t = _tensor(t)
-    c = A.cast(clip_norm, t.dtype) if isinstance(clip_norm, Tensor) else clip_norm
-    l2sum = M.reduce_sum(t * t, axis=axes, keepdims=True)
+    c = array_ops.cast(clip_norm, t.dtype) if isinstance(clip_norm, Tensor) else clip_norm
+    l2sum = math_ops.reduce_sum(t * t, axis=axes, keepdims=True)
     # as TensorFlow: a zero norm takes sqrt of a safe 1 so its gradient stays finite
     pos = l2sum > 0
-    l2norm = M.where(pos, M.sqrt(M.where(pos, l2sum, A.ones_like(l2sum))), l2sum)
-    return t * c / M.maximum(l2norm, c)
+    l2norm = math_ops.where(
+        pos, math_ops.sqrt(math_ops.where(pos, l2sum, array_ops.ones_like(l2sum))), l2sum)
+    return t * c / math_ops.maximum(l2norm, c)

@@ -4,8 +4,8 @@ import numpy as np
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.ops._convert import axes, axis1, binary, cast, tensor
-from tapegrad.primitives import elementwise as E
-from tapegrad.primitives import reductions as R
+from tapegrad.primitives import elementwise
+from tapegrad.primitives import reductions
 
 
 def _unary(prim, doc):
@@ -29,11 +29,11 @@ def _binary_op(prim, doc):
 
 
 # ---- elementwise --------------------------------------------------------------------------
-add = _binary_op(E.add_p, "x + y, with broadcasting.\n\n>>> import tapegrad as tf\n"
+add = _binary_op(elementwise.add_p, "x + y, with broadcasting.\n\n>>> import tapegrad as tf\n"
                  ">>> float(tf.add(1.0, 2.0))\n3.0")
-subtract = _binary_op(E.sub_p, "x - y, with broadcasting.")
-multiply = _binary_op(E.mul_p, "x * y, with broadcasting.")
-divide = _binary_op(E.div_p, "x / y (true division).")
+subtract = _binary_op(elementwise.sub_p, "x - y, with broadcasting.")
+multiply = _binary_op(elementwise.mul_p, "x * y, with broadcasting.")
+divide = _binary_op(elementwise.div_p, "x / y (true division).")
 truediv = divide
 def pow(x, y, name=None):
     """x ** y. An integral Python exponent uses ``integer_pow``, exact at every order.
@@ -46,9 +46,9 @@ def pow(x, y, name=None):
     if n is not None:
         x = tensor(x)
         if x.dtype.kind in "fc":
-            return bind(E.integer_pow_p, x, y=n)
+            return bind(elementwise.integer_pow_p, x, y=n)
     x, y = binary(x, y)
-    return bind(E.pow_p, x, y)
+    return bind(elementwise.pow_p, x, y)
 
 
 def _integral(y):
@@ -61,54 +61,54 @@ def _integral(y):
 
 def integer_pow(x, y, name=None):
     """x ** n for a Python int n (the primitive behind ``x ** 3``)."""
-    return bind(E.integer_pow_p, tensor(x), y=int(y))
-maximum = _binary_op(E.maximum_p, "Elementwise max; the gradient goes to x on ties (as TF).")
-minimum = _binary_op(E.minimum_p, "Elementwise min; the gradient goes to x on ties (as TF).")
-atan2 = _binary_op(E.atan2_p, "Elementwise arctan(y / x) with quadrant: atan2(y, x).")
-floormod = _binary_op(E.mod_p, "x mod y, with the sign of y (Python's %).")
+    return bind(elementwise.integer_pow_p, tensor(x), y=int(y))
+maximum = _binary_op(elementwise.maximum_p, "Elementwise max; the gradient goes to x on ties (as TF).")
+minimum = _binary_op(elementwise.minimum_p, "Elementwise min; the gradient goes to x on ties (as TF).")
+atan2 = _binary_op(elementwise.atan2_p, "Elementwise arctan(y / x) with quadrant: atan2(y, x).")
+floormod = _binary_op(elementwise.mod_p, "x mod y, with the sign of y (Python's %).")
 mod = floormod
-floordiv = _binary_op(E.floordiv_p, "Floor division x // y (no gradient).")
-equal = _binary_op(E.equal_p, "x == y elementwise (bool).")
-not_equal = _binary_op(E.not_equal_p, "x != y elementwise (bool).")
-less = _binary_op(E.less_p, "x < y elementwise (bool).")
-less_equal = _binary_op(E.less_equal_p, "x <= y elementwise (bool).")
-greater = _binary_op(E.greater_p, "x > y elementwise (bool).")
-greater_equal = _binary_op(E.greater_equal_p, "x >= y elementwise (bool).")
-logical_and = _binary_op(E.logical_and_p, "Elementwise and of bool tensors.")
-logical_or = _binary_op(E.logical_or_p, "Elementwise or of bool tensors.")
-logical_xor = _binary_op(E.logical_xor_p, "Elementwise xor of bool tensors.")
+floordiv = _binary_op(elementwise.floordiv_p, "Floor division x // y (no gradient).")
+equal = _binary_op(elementwise.equal_p, "x == y elementwise (bool).")
+not_equal = _binary_op(elementwise.not_equal_p, "x != y elementwise (bool).")
+less = _binary_op(elementwise.less_p, "x < y elementwise (bool).")
+less_equal = _binary_op(elementwise.less_equal_p, "x <= y elementwise (bool).")
+greater = _binary_op(elementwise.greater_p, "x > y elementwise (bool).")
+greater_equal = _binary_op(elementwise.greater_equal_p, "x >= y elementwise (bool).")
+logical_and = _binary_op(elementwise.logical_and_p, "Elementwise and of bool tensors.")
+logical_or = _binary_op(elementwise.logical_or_p, "Elementwise or of bool tensors.")
+logical_xor = _binary_op(elementwise.logical_xor_p, "Elementwise xor of bool tensors.")
 
-negative = _unary(E.neg_p, "-x.")
+negative = _unary(elementwise.neg_p, "-x.")
 neg = negative
-exp = _unary(E.exp_p, "e ** x.\n\n>>> import tapegrad as tf\n>>> float(tf.exp(0.0))\n1.0")
-log = _unary(E.log_p, "Natural logarithm.")
-log1p = _unary(E.log1p_p, "log(1 + x), accurate for small x.")
-expm1 = _unary(E.expm1_p, "exp(x) - 1, accurate for small x.")
-sqrt = _unary(E.sqrt_p, "Square root.")
-rsqrt = _unary(E.rsqrt_p, "1 / sqrt(x).")
-square = _unary(E.square_p, "x * x.")
-reciprocal = _unary(E.reciprocal_p, "1 / x.")
-sin = _unary(E.sin_p, "Sine.")
-cos = _unary(E.cos_p, "Cosine.")
-tan = _unary(E.tan_p, "Tangent.")
-asin = _unary(E.asin_p, "Inverse sine.")
-acos = _unary(E.acos_p, "Inverse cosine.")
-atan = _unary(E.atan_p, "Inverse tangent.")
-sinh = _unary(E.sinh_p, "Hyperbolic sine.")
-cosh = _unary(E.cosh_p, "Hyperbolic cosine.")
-tanh = _unary(E.tanh_p, "Hyperbolic tangent.\n\n>>> import tapegrad as tf\n"
+exp = _unary(elementwise.exp_p, "e ** x.\n\n>>> import tapegrad as tf\n>>> float(tf.exp(0.0))\n1.0")
+log = _unary(elementwise.log_p, "Natural logarithm.")
+log1p = _unary(elementwise.log1p_p, "log(1 + x), accurate for small x.")
+expm1 = _unary(elementwise.expm1_p, "exp(x) - 1, accurate for small x.")
+sqrt = _unary(elementwise.sqrt_p, "Square root.")
+rsqrt = _unary(elementwise.rsqrt_p, "1 / sqrt(x).")
+square = _unary(elementwise.square_p, "x * x.")
+reciprocal = _unary(elementwise.reciprocal_p, "1 / x.")
+sin = _unary(elementwise.sin_p, "Sine.")
+cos = _unary(elementwise.cos_p, "Cosine.")
+tan = _unary(elementwise.tan_p, "Tangent.")
+asin = _unary(elementwise.asin_p, "Inverse sine.")
+acos = _unary(elementwise.acos_p, "Inverse cosine.")
+atan = _unary(elementwise.atan_p, "Inverse tangent.")
+sinh = _unary(elementwise.sinh_p, "Hyperbolic sine.")
+cosh = _unary(elementwise.cosh_p, "Hyperbolic cosine.")
+tanh = _unary(elementwise.tanh_p, "Hyperbolic tangent.\n\n>>> import tapegrad as tf\n"
               ">>> float(tf.tanh(0.0))\n0.0")
-sigmoid = _unary(E.sigmoid_p, "1 / (1 + exp(-x)), computed stably.")
-softplus = _unary(E.softplus_p, "log(1 + exp(x)), computed stably.")
-abs = _unary(E.abs_p, "|x|; its gradient at 0 is 0.")
-erf = _unary(E.erf_p, "The error function.")
-sign = _unary(E.sign_p, "-1, 0 or 1 (no gradient).")
-floor = _unary(E.floor_p, "Round down (no gradient).")
-ceil = _unary(E.ceil_p, "Round up (no gradient).")
-round = _unary(E.round_p, "Round half to even (no gradient).")
-logical_not = _unary(E.logical_not_p, "Elementwise not of a bool tensor.")
-is_nan = _unary(E.isnan_p, "True where x is NaN.")
-is_finite = _unary(E.isfinite_p, "True where x is finite.")
+sigmoid = _unary(elementwise.sigmoid_p, "1 / (1 + exp(-x)), computed stably.")
+softplus = _unary(elementwise.softplus_p, "log(1 + exp(x)), computed stably.")
+abs = _unary(elementwise.abs_p, "|x|; its gradient at 0 is 0.")
+erf = _unary(elementwise.erf_p, "The error function.")
+sign = _unary(elementwise.sign_p, "-1, 0 or 1 (no gradient).")
+floor = _unary(elementwise.floor_p, "Round down (no gradient).")
+ceil = _unary(elementwise.ceil_p, "Round up (no gradient).")
+round = _unary(elementwise.round_p, "Round half to even (no gradient).")
+logical_not = _unary(elementwise.logical_not_p, "Elementwise not of a bool tensor.")
+is_nan = _unary(elementwise.isnan_p, "True where x is NaN.")
+is_finite = _unary(elementwise.isfinite_p, "True where x is finite.")
 
 
 def squared_difference(x, y, name=None):
@@ -134,7 +134,7 @@ def where(condition, x=None, y=None, name=None):
     if c.dtype.kind != "b":
         raise TypeError(f"where: condition must be a bool tensor, got {c.dtype.name}.")
     x, y = binary(x, y)
-    return bind(E.where_p, c, x, y)
+    return bind(elementwise.where_p, c, x, y)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
@@ -158,22 +158,22 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     x = tensor(input_tensor)
     if x.dtype.kind == "b":
         x = cast(x, np.int32)
-    return bind(R.reduce_sum_p, x, axis=axes(axis, x.ndim), keepdims=bool(keepdims))
+    return bind(reductions.reduce_sum_p, x, axis=axes(axis, x.ndim), keepdims=bool(keepdims))
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
     """Maximum over ``axis``; ties share the gradient equally."""
-    return _reduce(R.reduce_max_p, input_tensor, axis, keepdims)
+    return _reduce(reductions.reduce_max_p, input_tensor, axis, keepdims)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
     """Minimum over ``axis``; ties share the gradient equally."""
-    return _reduce(R.reduce_min_p, input_tensor, axis, keepdims)
+    return _reduce(reductions.reduce_min_p, input_tensor, axis, keepdims)
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
     """Product over ``axis``; the gradient is exact where elements are zero."""
-    return _reduce(R.reduce_prod_p, input_tensor, axis, keepdims)
+    return _reduce(reductions.reduce_prod_p, input_tensor, axis, keepdims)
 
 
 def _count(x, ax):
@@ -192,7 +192,7 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     """
     x = tensor(input_tensor)
     ax = axes(axis, x.ndim)
-    s = bind(R.reduce_sum_p, x, axis=ax, keepdims=bool(keepdims))
+    s = bind(reductions.reduce_sum_p, x, axis=ax, keepdims=bool(keepdims))
     if x.dtype.kind in "iu":  # TensorFlow's integer mean: truncated, in the input's dtype
         return multiply(floordiv(abs(s), _count(x, ax)), sign(s))
     return s / _count(x, ax)
@@ -215,7 +215,7 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     from tapegrad.ops.array_ops import stop_gradient, zeros_like
     x = tensor(input_tensor)
     ax = axes(axis, x.ndim)
-    m = stop_gradient(bind(R.reduce_max_p, x, axis=ax, keepdims=True))
+    m = stop_gradient(bind(reductions.reduce_max_p, x, axis=ax, keepdims=True))
     m = where(is_finite(m), m, zeros_like(m))  # all -inf (or inf): shift by 0, no nan
     out = log(reduce_sum(exp(x - m), axis=ax, keepdims=True)) + m
     if not keepdims:
@@ -254,21 +254,21 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     [1.0, 3.0, 6.0]
     """
     x = tensor(x)
-    return bind(R.cumsum_p, x, axis=axis1(axis, x.ndim, "cumsum"), exclusive=bool(exclusive),
+    return bind(reductions.cumsum_p, x, axis=axis1(axis, x.ndim, "cumsum"), exclusive=bool(exclusive),
                 reverse=bool(reverse))
 
 
 def argmax(input, axis=None, output_type=np.int64, name=None):
     """Index of the largest value along ``axis`` (default 0), as in TensorFlow."""
     x = tensor(input)
-    return bind(R.argmax_p, x, axis=axis1(0 if axis is None else axis, x.ndim, "argmax"),
+    return bind(reductions.argmax_p, x, axis=axis1(0 if axis is None else axis, x.ndim, "argmax"),
                 output_type=np.dtype(output_type).name)
 
 
 def argmin(input, axis=None, output_type=np.int64, name=None):
     """Index of the smallest value along ``axis`` (default 0)."""
     x = tensor(input)
-    return bind(R.argmin_p, x, axis=axis1(0 if axis is None else axis, x.ndim, "argmin"),
+    return bind(reductions.argmin_p, x, axis=axis1(0 if axis is None else axis, x.ndim, "argmin"),
                 output_type=np.dtype(output_type).name)
 
 

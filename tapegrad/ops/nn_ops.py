@@ -2,14 +2,14 @@
 import math
 
 from tapegrad.core.dispatch import bind
-from tapegrad.ops import math_ops as M
+from tapegrad.ops import math_ops
 from tapegrad.errors import InvalidArgumentError as _InvalidArgumentError
 from tapegrad.ops._convert import axis1, tensor
 from tapegrad.ops._convert import cast as _cast
 from tapegrad.ops.array_ops import expand_dims as _expand_dims
 from tapegrad.ops.array_ops import range as _range
 from tapegrad.ops.array_ops import stop_gradient
-from tapegrad.primitives import elementwise as E
+from tapegrad.primitives import elementwise
 from tapegrad.ops import conv_ops as _conv_ops
 from tapegrad.ops import pool_ops as _pool_ops
 from tapegrad.ops.conv_ops import *  # noqa: F401,F403
@@ -23,56 +23,56 @@ def relu(features, name=None):
     >>> tf.nn.relu([-1.0, 2.0]).numpy().tolist()
     [0.0, 2.0]
     """
-    return bind(E.relu_p, tensor(features))
+    return bind(elementwise.relu_p, tensor(features))
 
 
 def relu6(features, name=None):
     """min(max(x, 0), 6); the gradient is 1 strictly between 0 and 6 (0 at both ends, as TF)."""
     x = tensor(features)
-    return M.where(x < 6.0, relu(x), 6.0)
+    return math_ops.where(x < 6.0, relu(x), 6.0)
 
 
 def elu(features, name=None):
     """x for x > 0, else exp(x) - 1."""
     x = tensor(features)
-    return M.where(x > 0, x, M.expm1(M.minimum(x, 0.0)))
+    return math_ops.where(x > 0, x, math_ops.expm1(math_ops.minimum(x, 0.0)))
 
 
 def selu(features, name=None):
     """Scaled ELU with the self-normalising constants."""
     alpha, scale = 1.6732632423543772, 1.0507009873554805
     x = tensor(features)
-    return scale * M.where(x > 0, x, alpha * M.expm1(M.minimum(x, 0.0)))
+    return scale * math_ops.where(x > 0, x, alpha * math_ops.expm1(math_ops.minimum(x, 0.0)))
 
 
 def leaky_relu(features, alpha=0.2, name=None):
     """x for x > 0, else alpha * x."""
     x = tensor(features)
-    return M.where(x > 0, x, x * alpha)
+    return math_ops.where(x > 0, x, x * alpha)
 
 
 def softplus(features, name=None):
     """log(1 + exp(x))."""
-    return M.softplus(features)
+    return math_ops.softplus(features)
 
 
 def sigmoid(x, name=None):
     """1 / (1 + exp(-x))."""
-    return M.sigmoid(x)
+    return math_ops.sigmoid(x)
 
 
 def tanh(x, name=None):
     """Hyperbolic tangent (``tf.nn.tanh`` is ``tf.math.tanh``)."""
-    return M.tanh(x)
+    return math_ops.tanh(x)
 
 
-l2_normalize = M.l2_normalize
+l2_normalize = math_ops.l2_normalize
 
 
 def swish(features, beta=1.0):
     """x * sigmoid(beta * x), also called SiLU."""
     x = tensor(features)
-    return x * M.sigmoid(x * beta) if beta != 1.0 else x * M.sigmoid(x)
+    return x * math_ops.sigmoid(x * beta) if beta != 1.0 else x * math_ops.sigmoid(x)
 
 
 silu = swish
@@ -83,23 +83,23 @@ def gelu(features, approximate=False, name=None):
     x = tensor(features)
     if approximate:
         c = math.sqrt(2 / math.pi)
-        return 0.5 * x * (1 + M.tanh(c * (x + 0.044715 * x * x * x)))
-    return 0.5 * x * (1 + M.erf(x * (1 / math.sqrt(2))))
+        return 0.5 * x * (1 + math_ops.tanh(c * (x + 0.044715 * x * x * x)))
+    return 0.5 * x * (1 + math_ops.erf(x * (1 / math.sqrt(2))))
 
 
 def softmax(logits, axis=None, name=None):
     """exp(x) / sum(exp(x)) along ``axis`` (default last), computed stably."""
     x = tensor(logits)
     a = axis1(-1 if axis is None else axis, x.ndim, "softmax")
-    e = M.exp(x - stop_gradient(M.reduce_max(x, axis=a, keepdims=True)))
-    return e / M.reduce_sum(e, axis=a, keepdims=True)
+    e = math_ops.exp(x - stop_gradient(math_ops.reduce_max(x, axis=a, keepdims=True)))
+    return e / math_ops.reduce_sum(e, axis=a, keepdims=True)
 
 
 def log_softmax(logits, axis=None, name=None):
     """x - logsumexp(x) along ``axis`` (default last)."""
     x = tensor(logits)
     a = axis1(-1 if axis is None else axis, x.ndim, "log_softmax")
-    return x - M.reduce_logsumexp(x, axis=a, keepdims=True)
+    return x - math_ops.reduce_logsumexp(x, axis=a, keepdims=True)
 
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
@@ -114,9 +114,9 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     # TensorFlow's form: selecting with x >= 0 (not relu and abs, whose gradients at 0 are
     # both 0) gives the exact gradient sigmoid(x) - z at x = 0 too
     pos = x >= 0.0
-    relu_x = M.where(pos, x, 0.0)
-    neg_abs_x = M.where(pos, -x, x)
-    return relu_x - x * z + M.log1p(M.exp(neg_abs_x))
+    relu_x = math_ops.where(pos, x, 0.0)
+    neg_abs_x = math_ops.where(pos, -x, x)
+    return relu_x - x * z + math_ops.log1p(math_ops.exp(neg_abs_x))
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
@@ -126,7 +126,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     if tuple(z.shape) != tuple(x.shape):
         raise ValueError(f"logits and labels must have the same shape "
                          f"({tuple(x.shape)} vs {tuple(z.shape)})")
-    return -M.reduce_sum(z * log_softmax(x, axis=axis), axis=axis)
+    return -math_ops.reduce_sum(z * log_softmax(x, axis=axis), axis=axis)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
@@ -151,22 +151,22 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         if zv.size and (zv.min() < 0 or zv.max() >= depth):
             raise _InvalidArgumentError(
                 f"Received a label value outside the valid range of [0, {depth}).")
-    one_hot = _cast(M.equal(_expand_dims(z, -1), _range(depth, dtype=z.dtype)), x.dtype)
-    return -M.reduce_sum(one_hot * log_softmax(x), axis=-1)
+    one_hot = _cast(math_ops.equal(_expand_dims(z, -1), _range(depth, dtype=z.dtype)), x.dtype)
+    return -math_ops.reduce_sum(one_hot * log_softmax(x), axis=-1)
 
 
 def l2_loss(t, name=None):
     """sum(t ** 2) / 2."""
     x = tensor(t)
-    return M.reduce_sum(x * x) / 2
+    return math_ops.reduce_sum(x * x) / 2
 
 
 def moments(x, axes, shift=None, keepdims=False, name=None):
     """Mean and variance over ``axes``."""
-    m = M.reduce_mean(x, axis=axes, keepdims=True)
-    v = M.reduce_mean(M.squared_difference(x, m), axis=axes, keepdims=keepdims)
+    m = math_ops.reduce_mean(x, axis=axes, keepdims=True)
+    v = math_ops.reduce_mean(math_ops.squared_difference(x, m), axis=axes, keepdims=keepdims)
     if not keepdims:
-        m = M.reduce_mean(x, axis=axes, keepdims=False)
+        m = math_ops.reduce_mean(x, axis=axes, keepdims=False)
     return m, v
 
 

@@ -8,11 +8,11 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
-from tapegrad.ops import array_ops as A
-from tapegrad.ops import linalg_ops as L
-from tapegrad.ops import math_ops as M
+from tapegrad.ops import array_ops
+from tapegrad.ops import linalg_ops
+from tapegrad.ops import math_ops
 from tapegrad.ops._convert import binary, like
-from tapegrad.primitives import elementwise as E
+from tapegrad.primitives import elementwise
 
 _NUMBER = (int, float)
 _wrap = Tensor._wrap
@@ -45,8 +45,9 @@ def _flip(f):
 
 
 def install():
-    for name, prim in [("add", E.add_p), ("sub", E.sub_p), ("mul", E.mul_p),
-                       ("truediv", E.div_p), ("pow", E.pow_p)]:
+    for name, prim in [("add", elementwise.add_p), ("sub", elementwise.sub_p),
+                       ("mul", elementwise.mul_p), ("truediv", elementwise.div_p),
+                       ("pow", elementwise.pow_p)]:
         op, rop = _fast(prim)
         setattr(Tensor, f"__{name}__", op)
         setattr(Tensor, f"__r{name}__", rop)
@@ -54,24 +55,25 @@ def install():
 
     def __pow__(self, other):
         if type(other) is int and -64 <= other <= 64 and self.dtype.kind in "fc":
-            return bind(E.integer_pow_p, self, y=other)
-        return M.pow(self, other) if type(other) is float else pow_op(self, other)
+            return bind(elementwise.integer_pow_p, self, y=other)
+        return math_ops.pow(self, other) if type(other) is float else pow_op(self, other)
     Tensor.__pow__ = __pow__
-    for name, f in [("floordiv", M.floordiv), ("mod", M.floormod), ("matmul", L.matmul)]:
+    for name, f in [("floordiv", math_ops.floordiv), ("mod", math_ops.floormod),
+                    ("matmul", linalg_ops.matmul)]:
         setattr(Tensor, f"__{name}__", lambda self, other, f=f: f(self, other))
         setattr(Tensor, f"__r{name}__", _flip(f))
-    Tensor.__neg__ = lambda self: bind(E.neg_p, self)
+    Tensor.__neg__ = lambda self: bind(elementwise.neg_p, self)
     Tensor.__pos__ = lambda self: self
-    Tensor.__abs__ = lambda self: M.abs(self)
-    Tensor.__invert__ = lambda self: M.logical_not(self)
-    Tensor.__and__ = lambda self, o: M.logical_and(self, o)
-    Tensor.__or__ = lambda self, o: M.logical_or(self, o)
-    Tensor.__xor__ = lambda self, o: M.logical_xor(self, o)
-    Tensor.__eq__ = lambda self, o: M.equal(self, o) if o is not None else False
-    Tensor.__ne__ = lambda self, o: M.not_equal(self, o) if o is not None else True
-    Tensor.__lt__ = lambda self, o: M.less(self, o)
-    Tensor.__le__ = lambda self, o: M.less_equal(self, o)
-    Tensor.__gt__ = lambda self, o: M.greater(self, o)
-    Tensor.__ge__ = lambda self, o: M.greater_equal(self, o)
-    Tensor.__getitem__ = lambda self, key: A.getitem(self, key)
-    Tensor.T = property(lambda self: A.transpose(self))
+    Tensor.__abs__ = lambda self: math_ops.abs(self)
+    Tensor.__invert__ = lambda self: math_ops.logical_not(self)
+    Tensor.__and__ = lambda self, o: math_ops.logical_and(self, o)
+    Tensor.__or__ = lambda self, o: math_ops.logical_or(self, o)
+    Tensor.__xor__ = lambda self, o: math_ops.logical_xor(self, o)
+    Tensor.__eq__ = lambda self, o: math_ops.equal(self, o) if o is not None else False
+    Tensor.__ne__ = lambda self, o: math_ops.not_equal(self, o) if o is not None else True
+    Tensor.__lt__ = lambda self, o: math_ops.less(self, o)
+    Tensor.__le__ = lambda self, o: math_ops.less_equal(self, o)
+    Tensor.__gt__ = lambda self, o: math_ops.greater(self, o)
+    Tensor.__ge__ = lambda self, o: math_ops.greater_equal(self, o)
+    Tensor.__getitem__ = lambda self, key: array_ops.getitem(self, key)
+    Tensor.T = property(lambda self: array_ops.transpose(self))

@@ -17,7 +17,7 @@ from tapegrad.ops.array_ops import reshape as _reshape
 from tapegrad.ops.array_ops import transpose as _transpose
 from tapegrad.ops.conv_ops import (_channels_first, _geometry, _padding, _per_axis, _to_first,
                                    _to_last)
-from tapegrad.primitives import pooling as P
+from tapegrad.primitives import pooling
 
 
 # ---- pooling ---------------------------------------------------------------------------------
@@ -38,9 +38,9 @@ def _pool(prim, input, ksize, strides, padding, data_format, d, fn):
         raise InvalidArgumentError(f"Sliding window ksize must be positive, got {window}")
     if any(s < 1 for s in strides):
         raise InvalidArgumentError(f"Stride must be > 0, but got {strides}")
-    if prim is P.avg_pool_p and not isinstance(padding, str):
+    if prim is pooling.avg_pool_p and not isinstance(padding, str):
         raise TypeError(f"Expected string for argument 'padding' not {padding!r}.")
-    if prim is P.avg_pool_p and x.dtype.kind != "f":
+    if prim is pooling.avg_pool_p and x.dtype.kind != "f":
         raise InvalidArgumentError(f"{fn}: Value for attr 'T' of {x.dtype.name} is not in the "
                                    "list of allowed values: half, bfloat16, float, double")
     x = _to_last(x, cf)
@@ -58,12 +58,12 @@ def max_pool(input, ksize, strides, padding, data_format=None, name=None):
     >>> tf.nn.max_pool(tf.reshape(tf.range(4.0), (1, 4, 1)), 2, 2, "VALID").numpy().ravel()
     array([1., 3.], dtype=float32)
     """
-    return _pool(P.max_pool_p, input, ksize, strides, padding, data_format, None, "max_pool")
+    return _pool(pooling.max_pool_p, input, ksize, strides, padding, data_format, None, "max_pool")
 
 
 def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
     """1-D max pooling of ``(N, W, C)``."""
-    return _pool(P.max_pool_p, input, ksize, strides, padding, data_format, 1, "max_pool1d")
+    return _pool(pooling.max_pool_p, input, ksize, strides, padding, data_format, 1, "max_pool1d")
 
 
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
@@ -73,12 +73,12 @@ def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
     >>> tf.nn.max_pool2d(tf.ones((1, 5, 5, 3)), 2, 2, "SAME").shape
     (1, 3, 3, 3)
     """
-    return _pool(P.max_pool_p, input, ksize, strides, padding, data_format, 2, "max_pool2d")
+    return _pool(pooling.max_pool_p, input, ksize, strides, padding, data_format, 2, "max_pool2d")
 
 
 def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
     """3-D max pooling of ``(N, D, H, W, C)``."""
-    return _pool(P.max_pool_p, input, ksize, strides, padding, data_format, 3, "max_pool3d")
+    return _pool(pooling.max_pool_p, input, ksize, strides, padding, data_format, 3, "max_pool3d")
 
 
 def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
@@ -88,22 +88,22 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
     >>> tf.nn.avg_pool(tf.reshape(tf.range(3.0), (1, 3, 1)), 2, 2, "SAME").numpy().ravel()
     array([0.5, 2. ], dtype=float32)
     """
-    return _pool(P.avg_pool_p, input, ksize, strides, padding, data_format, None, "avg_pool")
+    return _pool(pooling.avg_pool_p, input, ksize, strides, padding, data_format, None, "avg_pool")
 
 
 def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
     """1-D average pooling of ``(N, W, C)``."""
-    return _pool(P.avg_pool_p, input, ksize, strides, padding, data_format, 1, "avg_pool1d")
+    return _pool(pooling.avg_pool_p, input, ksize, strides, padding, data_format, 1, "avg_pool1d")
 
 
 def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
     """2-D average pooling of ``(N, H, W, C)``."""
-    return _pool(P.avg_pool_p, input, ksize, strides, padding, data_format, 2, "avg_pool2d")
+    return _pool(pooling.avg_pool_p, input, ksize, strides, padding, data_format, 2, "avg_pool2d")
 
 
 def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
     """3-D average pooling of ``(N, D, H, W, C)``."""
-    return _pool(P.avg_pool_p, input, ksize, strides, padding, data_format, 3, "avg_pool3d")
+    return _pool(pooling.avg_pool_p, input, ksize, strides, padding, data_format, 3, "avg_pool3d")
 
 
 def _pool_list(v, d, what):
@@ -156,7 +156,7 @@ def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_
                          f"window_shape={list(window)}")
     if pooling_type not in ("MAX", "AVG"):
         raise ValueError(f"{d}-D {pooling_type} pooling is not supported.")
-    prim = P.max_pool_p if pooling_type == "MAX" else P.avg_pool_p
+    prim = pooling.max_pool_p if pooling_type == "MAX" else pooling.avg_pool_p
     if max(rates) == 1:
         return _pool(prim, x, list(window), list(strides), padding, data_format, d, "pool")
     return _dilated_pool(prim, x, window, rates, padding, data_format)

@@ -27,7 +27,7 @@ import numpy as np
 from tapegrad.core.dispatch import PRIMITIVES, bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.api import cast, log, multiply, sign, where
-from tapegrad.primitives.registry import ufunc_dtype, unary, xp
+from tapegrad.primitives.families import ufunc_dtype, unary, xp
 
 
 def _is_complex(v):

@@ -34,7 +34,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.primitives import api
 from tapegrad.primitives.params import check_int, fail
-from tapegrad.primitives.registry import xp
+from tapegrad.primitives.families import xp
 
 FEW_CHANNELS = 4  # below this (and without groups), the columns are offset-major (offset_rows)
 

@@ -11,12 +11,12 @@ import numpy as np
 
 from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer_pow, log,
     logical_and, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, where, zeros_like)
-from tapegrad.primitives.registry import binary, nondiff, unary, xp
+from tapegrad.primitives.families import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
 from tapegrad.errors import InvalidArgumentError
 from tapegrad.primitives import identities
 from tapegrad.primitives.params import check_int
-from tapegrad.primitives.registry import (broadcast_shapes, elementwise, elementwise_batch,
+from tapegrad.primitives.families import (broadcast_shapes, elementwise, elementwise_batch,
                                           no_bool, ufunc_dtype)
 
 try:  # SciPy's erf is exact and fast; without SciPy fall back to math.erf per element

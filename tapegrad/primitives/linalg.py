@@ -20,7 +20,7 @@ from tapegrad.primitives import identities
 from tapegrad.primitives.shape import reshape_p
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.params import check_bool, fail
-from tapegrad.primitives.registry import broadcast_shapes, xp
+from tapegrad.primitives.families import broadcast_shapes, xp
 
 
 def _mT(x):

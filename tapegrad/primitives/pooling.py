@@ -25,7 +25,7 @@ from tapegrad.primitives.conv import (_offsets, _window_slices, check_geometry, 
                                       unfold)
 from tapegrad.primitives import api
 from tapegrad.primitives.params import fail
-from tapegrad.primitives.registry import xp
+from tapegrad.primitives.families import xp
 
 
 def _geometry(x, window, strides, padding):

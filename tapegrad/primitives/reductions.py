@@ -13,7 +13,7 @@ from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.primitives import identities
 from tapegrad.core.state import STATE
 from tapegrad.primitives.params import check_axes, check_axis, check_bool, check_dtype, fail
-from tapegrad.primitives.registry import nondiff, xp
+from tapegrad.primitives.families import nondiff, xp
 
 
 def _keep_shape(shape, axis):

@@ -14,7 +14,7 @@ from tapegrad.primitives import identities
 from tapegrad.primitives.indexing import index_shape
 from tapegrad.primitives.params import (check_axis, check_dtype, check_int, check_number,
                                         check_perm, check_shape, fail, is_int)
-from tapegrad.primitives.registry import unbroadcast, xp
+from tapegrad.primitives.families import unbroadcast, xp
 
 
 def _linear_jvp(name):

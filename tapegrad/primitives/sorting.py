@@ -8,7 +8,7 @@ import numpy as np
 from tapegrad.primitives.api import broadcast_to, expand_dims
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.params import check_axis, check_bool, check_shape, fail
-from tapegrad.primitives.registry import xp
+from tapegrad.primitives.families import xp
 
 
 def _argsort(x, axis, descending, stable):

@@ -12,7 +12,7 @@ import numpy as np
 
 from tapegrad.compile import TensorSpec, function
 from tapegrad.core.tensor import Tensor, constant
-from tapegrad.transforms import functional as F
+from tapegrad.transforms import functional
 from tapegrad.batching.vmap import vmap
 
 
@@ -105,7 +105,7 @@ class Compiled:
                 raise ValueError(f"tapegrad.scipy: {self.name} must return a scalar, got an "
                                  f"array of shape {v.shape}")
             return float(v.reshape(())), _np(g).reshape(-1)
-        return self._cached("value_and_grad", x, lambda: F.value_and_grad(self.f), run)
+        return self._cached("value_and_grad", x, lambda: functional.value_and_grad(self.f), run)
 
     def value(self, x):
         return self.value_and_grad(x)[0]
@@ -116,14 +116,14 @@ class Compiled:
     def hessp(self, x, p):
         """The Hessian-vector product, forward-over-reverse (the Hessian is never built)."""
         p = np.ascontiguousarray(p, dtype=np.float64).reshape(self.shape)
-        prog = self._program("hessp", lambda: lambda x, p: F.hvp(self.f, (x,), (p,)), 2)
+        prog = self._program("hessp", lambda: lambda x, p: functional.hvp(self.f, (x,), (p,)), 2)
         self.calls["hessp"] += 1
         return _np(prog(constant(np.asarray(x, np.float64).reshape(self.shape)),
                         constant(p))).reshape(-1)
 
     def hess(self, x):
         """The dense Hessian (vectorized: all HVPs in one batched pass)."""
-        return self._cached("hess", x, lambda: F.hessian(self.f, sparse=False),
+        return self._cached("hess", x, lambda: functional.hessian(self.f, sparse=False),
                             lambda prog, x: _np(prog(x)).reshape(self.size, self.size))
 
     # -- vector functions ----------------------------------------------------------------------
@@ -134,12 +134,12 @@ class Compiled:
 
     def jac(self, x):
         """The dense Jacobian ``(m, n)``, forward or reverse mode chosen by shape."""
-        return self._cached("jac", x, lambda: F.jacobian(self.f),
+        return self._cached("jac", x, lambda: functional.jacobian(self.f),
                             lambda prog, x: _np(prog(x)).reshape(-1, self.size))
 
     def jvp(self, x, v):
         v = np.ascontiguousarray(v, dtype=np.float64).reshape(self.shape)
-        prog = self._program("jvp", lambda: lambda x, v: F.jvp(self.f, (x,), (v,))[1], 2)
+        prog = self._program("jvp", lambda: lambda x, v: functional.jvp(self.f, (x,), (v,))[1], 2)
         self.calls["jvp"] += 1
         return _np(prog(constant(np.asarray(x, np.float64).reshape(self.shape)),
                         constant(v))).reshape(-1)
@@ -152,7 +152,7 @@ class Compiled:
         def build():
             from tapegrad.ops.array_ops import reshape
             from tapegrad.ops.math_ops import reduce_sum
-            return lambda x, v: F.hessian(lambda x: reduce_sum(reshape(self.f(x), [-1]) * v),
+            return lambda x, v: functional.hessian(lambda x: reduce_sum(reshape(self.f(x), [-1]) * v),
                                           sparse=False)(x)
         prog = self._program(f"jac_of_vjp{v.shape}", build, specs=specs)
         self.calls["jac_of_vjp"] += 1
@@ -168,7 +168,7 @@ class Compiled:
         if plan is None:
             raise ValueError("tapegrad.scipy: the sparsity pattern could not be detected")
         pattern, colours, seeds = plan
-        target = self.f if of == "fun" else F.grad(self.f)
+        target = self.f if of == "fun" else functional.grad(self.f)
         s = constant(seeds)
         decompress = self._programs.get(f"decompress_{of}")
         if decompress is None:
@@ -176,7 +176,7 @@ class Compiled:
             decompress = self._programs[f"decompress_{of}"] = Decompressor(pattern, colours)
 
         def build():
-            return lambda x: vmap(lambda t: F.jvp(target, (x,), (t,))[1])(s)
+            return lambda x: vmap(lambda t: functional.jvp(target, (x,), (t,))[1])(s)
 
         return self._cached(f"sparse_{of}", x, build, lambda prog, x: decompress(_np(prog(x))))
 
@@ -186,7 +186,7 @@ class Compiled:
         key = f"plan_{of}"
         if key not in self._programs:
             from tapegrad.sparsity import large
-            target = self.f if of == "fun" else F.grad(self.f)
+            target = self.f if of == "fun" else functional.grad(self.f)
             spec = TensorSpec(self.shape, np.float64)
             try:
                 if of == "fun" and self.trace:  # the program f(x) already traced, reused

@@ -3,10 +3,10 @@
 A banded or otherwise sparse Hessian needs far fewer Hessian-vector products than ``n``:
 columns that never meet in a row can share one seed direction. This package
 
-1. detects the structural pattern by running one small dependency rule per primitive over
-   the recorded (or traced) computation (``rules``, ``detect``); primitives without a rule
-   get a conservative "everything depends on everything", so the pattern never misses an
-   entry;
+1. detects the structural pattern by running one small dependency rule per kind of
+   primitive (the kind its block states, ``Primitive.sparsity``) over the recorded (or
+   traced) computation (``dependencies``, ``detect``); primitives of no kind get a
+   conservative "everything depends on everything", so the pattern never misses an entry;
 2. colours it (``colouring``: distance-2 for Jacobians, star colouring for Hessians);
 3. evaluates ``c`` directions in one vectorized forward(-over-reverse) pass and scatters the
    compressed result into the dense one (``compressed``).

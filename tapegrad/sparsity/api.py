@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad import ops
 from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor
 from tapegrad.ir.core import Program
@@ -12,7 +12,7 @@ from tapegrad.sparsity import detect
 from tapegrad.sparsity.compressed import (MIN_SIZE, PlanCache, compressed_rows, decompress, usable,
                                           worth_it)
 from tapegrad.tape.gradient_tape import GradientTape
-from tapegrad.transforms import functional as F
+from tapegrad.transforms import functional
 from tapegrad.tape import jacobians
 from tapegrad.util import nest
 
@@ -39,7 +39,7 @@ def _small(a):
 def _record(f, fn_of, args, kwargs, num, name):
     """Run ``fn_of(f)`` on the arguments under a tape; ``(entries, x, y)`` or None."""
     with GradientTape(watch_accessed_variables=False) as tape:
-        args, _, leaves = F._diff_args(args, (num,), name)
+        args, _, leaves = functional._diff_args(args, (num,), name)
         tape.watch(leaves)
         y = fn_of(f, num)(*args, **kwargs)
     x = leaves[0]
@@ -53,13 +53,13 @@ def _compressed(entries, x, y, cache, sparse, chunk_size):
     out_shape = tuple(y.shape) + tuple(x.shape)
     path = jacobians._Path(entries, {id(x)}, {id(y)})
     if id(y) not in path.connected:
-        return T.zeros(out_shape, dtype=y.dtype)
+        return ops.zeros(out_shape, dtype=y.dtype)
     plan = cache.get(path.entries, x, y) if sparse is not False else None
     if worth_it(plan, math.prod(x.shape), sparse):
         return decompress(compressed_rows(path, x, y, plan), plan, out_shape, y.dtype)
     ((block,),) = jacobians.tape_jacobians(entries, [y], [x], mode="forward",
                                            chunk_size=chunk_size)
-    return block if block is not None else T.zeros(out_shape, dtype=y.dtype)
+    return block if block is not None else ops.zeros(out_shape, dtype=y.dtype)
 
 
 def hessian(f, argnums=0, sparse=True, chunk_size=None, _dense=None):
@@ -76,7 +76,7 @@ def hessian(f, argnums=0, sparse=True, chunk_size=None, _dense=None):
     >>> tf.sparsity.hessian(f)(tf.constant([1.0, 2.0, 3.0])).numpy().tolist()
     [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
     """
-    dense = _dense or F.hessian(f, argnums, chunk_size=chunk_size, sparse=False)
+    dense = _dense or functional.hessian(f, argnums, chunk_size=chunk_size, sparse=False)
     cache = PlanCache("hessian")
 
     @functools.wraps(f)
@@ -84,7 +84,7 @@ def hessian(f, argnums=0, sparse=True, chunk_size=None, _dense=None):
         num = _single_arg(args, argnums, "hessian")
         if num is None or sparse is False or (sparse is None and _small(args[num])):
             return dense(*args, **kwargs)
-        rec = _record(f, F.jacrev, args, kwargs, num, "hessian")
+        rec = _record(f, functional.jacrev, args, kwargs, num, "hessian")
         if rec is None or tuple(rec[2].shape) != tuple(rec[1].shape):
             return dense(*args, **kwargs)  # not a scalar function of one float tensor
         return _compressed(*rec, cache, sparse, chunk_size)
@@ -108,7 +108,7 @@ def jacobian(f, argnums=0, sparse=True, chunk_size=None):
     >>> jac(tf.constant([1.0, 4.0, 9.0])).numpy().tolist()
     [[-1.0, 1.0, 0.0], [0.0, -1.0, 1.0]]
     """
-    dense = F.jacobian(f, argnums, "forward", chunk_size)
+    dense = functional.jacobian(f, argnums, "forward", chunk_size)
     cache = PlanCache("jacobian")
 
     @functools.wraps(f)
@@ -144,7 +144,7 @@ def pattern(f, *args, argnums=0, kind="hessian", **kwargs):
     num = _single_arg(args, argnums, "pattern")
     if num is None:
         raise TypeError("pattern: the differentiated argument must be one tensor or array.")
-    rec = _record(f, F.jacrev if kind == "hessian" else _identity_fn, args, kwargs, num,
+    rec = _record(f, functional.jacrev if kind == "hessian" else _identity_fn, args, kwargs, num,
                   "pattern")
     if rec is None:
         raise TypeError("pattern: f must map a floating tensor to one floating tensor.")

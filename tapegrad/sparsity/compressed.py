@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad import ops
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.shape import Index, getitem_p, index_add_p
@@ -75,7 +75,7 @@ def decompress(rows, plan, out_shape, dtype):
     """The dense result of shape ``out_shape`` from the compressed rows (None: all zero)."""
     m, n = plan.shape
     if rows is None:
-        return T.zeros(out_shape, dtype=dtype)
+        return ops.zeros(out_shape, dtype=dtype)
     if type(rows) is Tensor and jacobians._unobserved(rows):
         out = np.zeros(m * n, rows.dtype)
         out[plan.dst] = rows._value.reshape(-1)[plan.src]
@@ -84,13 +84,13 @@ def decompress(rows, plan, out_shape, dtype):
     # indices are unique, so the scatter never adds two values into one entry
     c = plan.n_colours
     if tuple(rows.shape) != (c, m):
-        rows = T.reshape(rows, (c, m))
+        rows = ops.reshape(rows, (c, m))
     if plan.scatter is not None:
         out = index_add_p.bind_raw(rows, index=Index(plan.scatter), shape=(m, n))
     else:  # symmetric reads: an entry of R may fill two entries
         vals = getitem_p.bind_raw(rows, index=Index(divmod(plan.src, m)))
         out = index_add_p.bind_raw(vals, index=Index(divmod(plan.dst, n)), shape=(m, n))
-    return out if tuple(out_shape) == (m, n) else T.reshape(out, out_shape)
+    return out if tuple(out_shape) == (m, n) else ops.reshape(out, out_shape)
 
 
 def usable(x):

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from tapegrad.core import hooks
-from tapegrad.sparsity.rules import TooLarge, apply_rule
+from tapegrad.sparsity.dependencies import TooLarge, apply_rule
 from tapegrad.tape.structure import structure
 
 LIMIT = 1 << 24  # dependency booleans one equation may produce (n times its output size)

@@ -12,7 +12,7 @@ import numpy as np
 from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
-from tapegrad.primitives.registry import summed_axes, unbroadcast
+from tapegrad.primitives.families import summed_axes, unbroadcast
 
 
 def reachable_from(entries, ids):

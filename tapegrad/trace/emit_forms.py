@@ -18,7 +18,7 @@ _OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mu
 
 def ufunc_of(prim):
     """The single-output ufunc a primitive's generated code computes, if it is one."""
-    impl = getattr(prim.impl, "wrapped", prim.impl)  # primitives/registry.py: recycling
+    impl = getattr(prim.impl, "wrapped", prim.impl)  # primitives/families.py: recycling
     f = impl if isinstance(impl, np.ufunc) else _OPERATOR_UFUNCS.get(impl)
     if f is None or f.nout != 1 or not prim.emit:
         return None

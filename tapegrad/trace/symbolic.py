@@ -151,9 +151,9 @@ class Sizes:
         if not self.active():
             self.taint("a sized constant outside the main trace")
             return None
-        from tapegrad.primitives import shape as S
+        from tapegrad.primitives import shape as shape_prims
         small = Tensor._wrap(np.asarray(value, dtype))
-        return self.builder.stage(S.broadcast_to_p, (small,), {"shape": tuple(shape)})
+        return self.builder.stage(shape_prims.broadcast_to_p, (small,), {"shape": tuple(shape)})
 
     # -- the result -------------------------------------------------------------------------
     def finish(self, program, sym_shapes):

@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-import tapegrad.ops as T
+from tapegrad import ops
 from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.tape.forward_accumulator import ForwardAccumulator
@@ -56,7 +56,7 @@ def _leaf(x, name):
     if x.dtype.kind not in "fc":
         raise TypeError(f"{name} requires real- or complex-valued inputs (a floating dtype), "
                         f"but got {x.dtype.name}. Cast integer inputs to a float dtype.")
-    return x if fresh else T.identity(x)
+    return x if fresh else ops.identity(x)
 
 
 def _diff_args(args, nums, name):
@@ -99,7 +99,7 @@ def _pack(trees, flat, single):
 
 
 def _zeros(shape, dtype):
-    return T.zeros(tuple(shape), dtype=dtype)
+    return ops.zeros(tuple(shape), dtype=dtype)
 
 
 # -- reverse mode -------------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def vjp(f, *primals, has_aux=False):
         for y, c in zip(outs, cts):
             if y.dtype.kind not in "fc" or c is None:
                 continue
-            c = T.convert_to_tensor(c, dtype=y.dtype) if not isinstance(c, Tensor) else c
+            c = ops.convert_to_tensor(c, dtype=y.dtype) if not isinstance(c, Tensor) else c
             if tuple(c.shape) != tuple(y.shape):
                 raise ValueError(f"Shape of cotangent input to vjp pullback function "
                                  f"{tuple(c.shape)} must be the same as the shape of the "
@@ -206,12 +206,12 @@ def _tangent_leaves(primal_leaves, tangents, name):
                          f"{len(primal_leaves)} primal leaves and {len(ts)} tangent leaves.")
     out = []
     for p, t in zip(primal_leaves, ts):
-        t = T.convert_to_tensor(t, dtype=p.dtype) if not isinstance(t, Tensor) else t
+        t = ops.convert_to_tensor(t, dtype=p.dtype) if not isinstance(t, Tensor) else t
         if tuple(t.shape) != tuple(p.shape):
             raise ValueError(f"{name} called with different primal and tangent shapes; got "
                              f"primal shape {tuple(p.shape)} and tangent shape "
                              f"{tuple(t.shape)}.")
-        out.append(t if t.dtype == p.dtype else T.cast(t, p.dtype))
+        out.append(t if t.dtype == p.dtype else ops.cast(t, p.dtype))
     return out
 
 

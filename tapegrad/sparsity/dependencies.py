@@ -4,10 +4,10 @@ The abstract value of a tensor of shape ``s`` is a boolean array ``D`` of shape 
 ``D[j, ...]`` says whether that element structurally depends on input element ``j``; None
 means "on nothing" (constants, and everything no tangent can reach). Each primitive states
 how its output depends on its input (``Primitive.sparsity``, one of the kinds of
-``core.dispatch.SPARSITY_KINDS``) and each kind has one small rule here, in ``RULES``; a
-primitive of no kind gets ``fallback_rule``, which makes every output element depend on
-everything any input element depends on. So the propagated pattern never misses a
-dependency: it may only over-count.
+``core.dispatch.SPARSITY_KINDS``) and each kind has one small rule here, in
+``KIND_RULES``; a primitive of no kind gets ``fallback_rule``, which makes every output
+element depend on everything any input element depends on. So the propagated pattern never
+misses a dependency: it may only over-count.
 
 Structural rules ignore values: ``x * 0.0`` still depends on ``x``. That is what makes a
 pattern reusable for every input of the same structure.
@@ -181,7 +181,7 @@ def max_pool_pair_rule(prim, deps, ins, vals, params, out, n):
 
 
 # one rule per kind of ``Primitive.sparsity`` (core/dispatch.py: SPARSITY_KINDS)
-RULES = {
+KIND_RULES = {
     "elementwise": elementwise_rule,
     "copy": movement_rule, "scatter": movement_rule, "linear": movement_rule,
     "copy_along_axis": along_axis_rule, "scatter_along_axis": along_axis_rule,
@@ -196,7 +196,7 @@ RULES = {
 def rule_for(prim):
     """The dependency rule of ``prim``, by the kind its block states."""
     kind = prim.sparsity
-    return fallback_rule if kind is None else RULES[kind]
+    return fallback_rule if kind is None else KIND_RULES[kind]
 
 
 class TooLarge(Exception):
