@@ -15,7 +15,7 @@ import pytest
 
 import tapegrad as tf
 import test_primitives as tp
-from tapegrad.core.dispatch import PRIMITIVES, SPARSITY_KINDS, Primitive, bind
+from tapegrad.core.dispatch import COMPLEX_KINDS, PRIMITIVES, SPARSITY_KINDS, Primitive, bind
 from tapegrad.sparsity import detect
 
 ROOT = pathlib.Path(tf.__file__).parent
@@ -42,6 +42,8 @@ def test_every_primitive_states_every_fact():
             kind = prim.sparsity.replace("scatter", "copy")
             if copy is None or copy.sparsity != kind:
                 wrong.append(f"{name}.transposes {prim.transposes!r} is not a {kind}")
+        if prim.complex not in COMPLEX_KINDS:
+            wrong.append(f"{name}.complex {prim.complex!r} is not a kind")
         for rule in ("identities", "blas_work", "validate"):
             r = getattr(prim, rule)
             if r is not None and not callable(r):
@@ -254,3 +256,46 @@ def test_sparse_hessian_of_a_sort_follows_the_new_order():
                 y = f(x)
             g = inner.gradient(y, x)
         np.testing.assert_allclose(h(x).numpy(), outer.jacobian(g, x).numpy(), atol=1e-12)
+
+
+# ---- complex values: the kind a block states is what its derivatives do ---------------------
+def _complex_derivatives(name, z):
+    """The gradient and JVP of primitive ``name`` at complex ``z`` (None where refused)."""
+    prim = PRIMITIVES[name]
+    with tf.GradientTape() as tape:
+        tape.watch(z)
+        y = bind(prim, z)
+    try:
+        return tape.gradient(y, z, output_gradients=tf.ones_like(y)).numpy()
+    except TypeError:
+        return None
+
+
+@pytest.mark.parametrize("name", ["exp", "sin", "square", "tanh", "neg", "abs"])
+def test_complex_kinds_follow_tensorflows_convention(name):
+    """Holomorphic: the gradient of a holomorphic f is conj(f'(z)); real-linear maps pass the
+    cotangent through; abs (its own rules) gives z / |z|, as TensorFlow does."""
+    z = tf.constant([0.3 + 0.4j, -1.0 + 0.5j], tf.complex128)
+    prim = PRIMITIVES[name]
+    got = _complex_derivatives(name, z)
+    if prim.complex == "real_linear":
+        np.testing.assert_allclose(got, [-1, -1])  # neg: -1, a real coefficient
+        return
+    h = 1e-6  # f'(z) by a complex central difference (holomorphic f: any direction)
+    if prim.complex == "holomorphic":
+        zz = z.numpy()
+        d = (prim.impl(zz + h) - prim.impl(zz - h)) / (2 * h)
+        np.testing.assert_allclose(got, np.conj(d), rtol=1e-6)
+    else:
+        assert prim.complex == "own" and name == "abs"
+        np.testing.assert_allclose(got, z.numpy() / np.abs(z.numpy()), rtol=1e-12)
+
+
+def test_a_derivative_of_no_complex_kind_refuses_complex_values():
+    z = tf.constant([0.3 + 0.4j], tf.complex128)
+    assert PRIMITIVES["reduce_prod"].complex is None
+    with tf.GradientTape() as tape:
+        tape.watch(z)
+        y = bind(PRIMITIVES["reduce_prod"], z, axis=(0,), keepdims=False)
+    with pytest.raises(TypeError, match="not defined for complex values"):
+        tape.gradient(y, z)

@@ -184,7 +184,7 @@ cond_p = Primitive(
     abstract=_cond_abstract, validate=_cond_validate, vjp=_cond_vjp,
     jvp=_cond_jvp,
     batch=_cond_batch, emit="_cond({args}, true_branch={true_branch}, "
-                            "false_branch={false_branch})")
+                            "false_branch={false_branch})", complex="real_linear")
 
 
 # ---- while_loop -------------------------------------------------------------------------------
@@ -321,7 +321,8 @@ while_p = Primitive(
     vjp=_while_vjp,
     jvp=_while_jvp, batch=_while_batch,
     emit="_while_loop({args}, cond={cond}, body={body}, n_state={n_state}, "
-         "maximum_iterations={maximum_iterations}, out={out}, history={history})")
+         "maximum_iterations={maximum_iterations}, out={out}, history={history})",
+    complex="real_linear")
 
 
 _complex.install()  # TensorFlow's convention for complex derivatives, on these rules too

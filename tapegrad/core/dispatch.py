@@ -39,6 +39,8 @@ SPARSITY_KINDS = {
     "multilinear": "the pattern of the product with every other operand dense (einsum, conv)",
     "matrix": "an output matrix of a stack depends on the whole of its own input matrices",
 }
+# How a primitive's derivative rules meet complex values (``Primitive.complex``).
+COMPLEX_KINDS = (None, "real_linear", "holomorphic", "own")
 
 
 class Primitive:
@@ -87,20 +89,27 @@ class Primitive:
       (``primitives/identities.py``; the IR pass ``ir/algebraic.py`` applies them).
     - ``blas_work(ins, outs, params)``: multiply-adds of one call, for primitives that call
       BLAS (the thread pool's size follows it).
+    - ``complex``: how its derivative rules meet complex values (TensorFlow's convention,
+      ``primitives/complex.py``): ``"real_linear"`` (linear with real coefficients: the
+      rules hold as written), ``"holomorphic"`` (the rules are ``t * f'(z)``; the VJP is
+      conjugated), ``"own"`` (its rules handle complex values themselves), or None (its
+      derivatives refuse complex values).
     """
 
     __slots__ = ("name", "impl", "abstract", "vjp", "jvp", "batch", "emit", "nondiff",
                  "nin", "doc", "stateful", "validate", "blas_work", "fresh", "cacheable",
-                 "elementwise", "sparsity", "transposes", "identities")
+                 "elementwise", "sparsity", "transposes", "identities", "complex")
 
     def __init__(self, name, impl, *, nin, abstract=None, vjp=None, jvp=None, batch=None,
                  emit=None, nondiff=False, doc="", stateful=False, validate=None, fresh=False,
                  cacheable=True, elementwise=False, sparsity=None, transposes=None,
-                 identities=None, blas_work=None):
+                 identities=None, blas_work=None, complex=None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is already registered")
         if sparsity is not None and sparsity not in SPARSITY_KINDS:
             raise ValueError(f"primitive {name!r}: unknown sparsity kind {sparsity!r}")
+        if complex not in COMPLEX_KINDS:
+            raise ValueError(f"primitive {name!r}: unknown complex kind {complex!r}")
         self.name, self.impl, self.nin = name, impl, nin
         self.abstract, self.vjp, self.jvp = abstract, vjp, jvp
         self.batch, self.emit, self.nondiff, self.doc = batch, emit, nondiff, doc
@@ -109,7 +118,7 @@ class Primitive:
         self.elementwise = elementwise
         self.sparsity = "elementwise" if elementwise and sparsity is None else sparsity
         self.transposes, self.identities = transposes, identities
-        self.blas_work = blas_work
+        self.blas_work, self.complex = blas_work, complex
         PRIMITIVES[name] = self
 
     def __repr__(self):

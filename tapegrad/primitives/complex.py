@@ -9,10 +9,11 @@ TensorFlow's reverse mode passes *conjugated* cotangents: for a holomorphic ``f`
 The elementwise rules are written once, as ``t * f'(z)``: exactly the JVP. So for a
 holomorphic primitive the VJP of a complex cotangent is ``conj(rule(conj(g)))`` (which is
 ``g * conj(f'(z))``), and its JVP is the rule as written. Maps that are linear with real
-coefficients (add, reshape, sum, indexing...) are the same in both conventions. ``abs``,
-``real``, ``imag`` and ``conj`` (not holomorphic) have rules of their own here. Every other
-primitive raises ``TypeError`` when its derivative meets a complex value, rather than give
-a number in another convention.
+coefficients (add, reshape, sum, indexing...) are the same in both conventions. ``abs``
+and ``cast`` (not holomorphic) take complex values in rules of their own, and ``real``,
+``imag`` and ``conj`` are defined here. Every other primitive raises ``TypeError`` when its
+derivative meets a complex value, rather than give a number in another convention. Each
+block states which of these it is (``Primitive.complex``); ``install`` adapts the rules.
 
 >>> import tapegrad as tf
 >>> z = tf.constant(1 + 2j, tf.complex128)
@@ -26,18 +27,19 @@ import numpy as np
 
 from tapegrad.core.dispatch import PRIMITIVES, bind
 from tapegrad.core.tensor import Tensor
-from tapegrad.primitives.api import cast, log, multiply, sign, where
+from tapegrad.primitives.api import cast, multiply
 from tapegrad.primitives.families import ufunc_dtype, unary, xp
 
 
-def _is_complex(v):
+def is_complex(v):
+    """Whether ``v`` (a Tensor, an array) holds complex numbers."""
     dt = getattr(v, "dtype", None)
     return dt is not None and dt.kind == "c"
 
 
 def conj(v):
     """The complex conjugate (a primitive, so it differentiates again); reals pass."""
-    if not _is_complex(v):
+    if not is_complex(v):
         return v
     if isinstance(v, Tensor):
         return bind(conj_p, v)
@@ -50,7 +52,7 @@ def _real_dtype(d):
 
 def _complex_of(g, like):
     """The real ``g`` as a complex value of ``like``'s dtype (imaginary part 0)."""
-    return cast(g, like.dtype) if _is_complex(like) else g
+    return cast(g, like.dtype) if is_complex(like) else g
 
 
 def _i(dtype):
@@ -59,14 +61,15 @@ def _i(dtype):
 
 # fmt: off
 conj_p = unary("conj", xp.conjugate, lambda g, ans, x: conj(g), emit="np.conjugate({0})",
-               dtype=ufunc_dtype(np.conjugate))
+               dtype=ufunc_dtype(np.conjugate), complex="real_linear")
 real_p = unary("real", xp.real, lambda g, ans, x: _complex_of(g, x), emit="np.real({0})",
-               dtype=_real_dtype, jvp=lambda t, ans, x: real(t))
+               dtype=_real_dtype, jvp=lambda t, ans, x: real(t), complex="real_linear")
 # d imag(z) = imag(dz); TensorFlow's cotangent is complex(0, g)
 imag_p = unary("imag", xp.imag,
-               lambda g, ans, x: multiply(_complex_of(g, x), _i(x.dtype)) if _is_complex(x)
+               lambda g, ans, x: multiply(_complex_of(g, x), _i(x.dtype)) if is_complex(x)
                else g * 0,
-               emit="np.imag({0})", dtype=_real_dtype, jvp=lambda t, ans, x: imag(t))
+               emit="np.imag({0})", dtype=_real_dtype, jvp=lambda t, ans, x: imag(t),
+               complex="real_linear")
 # fmt: on
 
 
@@ -84,25 +87,11 @@ def complex_(re, im):
     return cast(re, dt) + multiply(cast(im, dt), _i(dt))
 
 
-# ---- which primitives take complex values, and how ------------------------------------------
-# linear with real coefficients (or selections): the rules hold in either convention
-REAL_LINEAR = {"add", "sub", "neg", "broadcast_to", "concat", "getitem", "index_add",
-               "pad", "reshape", "reduce_sum", "take", "take_add", "take_along_axis",
-               "put_along_axis_add", "transpose", "where", "cumsum", "diag_part",
-               "read_variable", "conj", "real", "imag",
-               # their derivatives are built from the rules of the primitives inside
-               "cond", "while_loop"}
-# holomorphic where defined: VJP = conj(rule(conj(g))), JVP = the rule
-HOLOMORPHIC = {"mul", "div", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square",
-               "reciprocal", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos",
-               "atan", "integer_pow", "pow", "sigmoid", "matmul", "einsum"}
-SPECIAL = {"abs", "cast"}
-
-
+# ---- how each primitive's rules meet complex values: its block says (Primitive.complex) ------
 def _conjugated(rule):
     """The VJP rule of a holomorphic primitive in TensorFlow's convention."""
     def vjp(g, ans, *xs, **params):
-        if not _is_complex(g):
+        if not is_complex(g):
             return rule(g, ans, *xs, **params)
         return conj(rule(conj(g), ans, *xs, **params))
     vjp.__wrapped__ = rule
@@ -111,7 +100,7 @@ def _conjugated(rule):
 
 def _conjugated_all(rule):
     def vjp(g, ans, *xs, **params):
-        if not _is_complex(g):
+        if not is_complex(g):
             return rule(g, ans, *xs, **params)
         return tuple(None if c is None else conj(c)
                      for c in rule(conj(g), ans, *xs, **params))
@@ -122,7 +111,7 @@ def _conjugated_all(rule):
 def _refusing(name, rule, mode):
     """A rule that raises where a complex value meets it (a rule for real numbers only)."""
     def checked(g, ans, *xs, **params):
-        if _is_complex(g) or _is_complex(ans) or any(_is_complex(x) for x in xs):
+        if is_complex(g) or is_complex(ans) or any(is_complex(x) for x in xs):
             raise TypeError(
                 f"The {mode} of '{name}' is not defined for complex values in tapegrad "
                 "(complex derivatives follow TensorFlow's convention for add, mul, div, "
@@ -131,41 +120,6 @@ def _refusing(name, rule, mode):
         return rule(g, ans, *xs, **params)
     checked.__wrapped__ = rule
     return checked
-
-
-def _pow_y_rule(rule):
-    """d/dy x**y = x**y log x. The real rule defines it as 0 for x <= 0; for complex x it
-    is x**y log x wherever x != 0 (TensorFlow's mask), through the conjugation above."""
-    def r(g, ans, x, y):
-        if not _is_complex(x):
-            return rule(g, ans, x, y)
-        nz = x != 0
-        return g * ans * where(nz, log(where(nz, x, 1)), 0)
-    return r
-
-
-def _abs_jvp(rule):
-    """d|z| = Re(conj(z / |z|) dz): real, and consistent with the VJP ``g * z / |z|``."""
-    def jvp(t, ans, x):
-        if not _is_complex(x):
-            return rule(t, ans, x)
-        return real(multiply(conj(sign(x)), t))
-    return jvp
-
-
-def _cast_rules(vjp, jvp):
-    """A cast from complex to real keeps the real part (as NumPy and TensorFlow do): its
-    derivative is ``real``, taken explicitly (NumPy would warn about the discarded part)."""
-    def cast_vjp(g, ans, x, *, dtype):
-        if _is_complex(g) and not _is_complex(x):
-            g = real(g)
-        return vjp(g, ans, x, dtype=dtype)
-
-    def cast_jvp(t, ans, x, *, dtype):
-        if _is_complex(t) and np.dtype(dtype).kind != "c":
-            t = real(t)
-        return jvp(t, ans, x, dtype=dtype)
-    return (cast_vjp,), (cast_jvp,)
 
 
 def _wrap_rules(p, wrap):
@@ -181,20 +135,15 @@ _DONE = set()
 
 
 def install():
-    """Give every registered primitive's rules TensorFlow's complex convention (once)."""
+    """Give every registered primitive's rules TensorFlow's complex convention (once), by
+    the kind its block states: holomorphic VJPs are conjugated, real-linear and own rules
+    stay, and every other derivative refuses complex values."""
     for name, p in PRIMITIVES.items():
-        if p.nondiff or name in _DONE or name in REAL_LINEAR:
+        if p.nondiff or name in _DONE or p.complex in ("real_linear", "own"):
             continue
-        if name == "pow":
-            p.vjp = (p.vjp[0], _pow_y_rule(p.vjp[1]))
-        if name in HOLOMORPHIC:
+        if p.complex == "holomorphic":
             p.vjp = _conjugated_all(p.vjp) if callable(p.vjp) else tuple(
                 None if r is None else _conjugated(r) for r in p.vjp)
-        elif name == "abs":  # the VJP g * z / |z| is TensorFlow's; the JVP is real
-            p.jvp = (_abs_jvp(p.jvp[0]),)
-        elif name == "cast":
-            p.vjp, p.jvp = _cast_rules(p.vjp[0], p.jvp[0])
         else:
             _wrap_rules(p, lambda r, mode, n=name: _refusing(n, r, mode))
         _DONE.add(name)
-

@@ -10,11 +10,12 @@ import operator
 import numpy as np
 
 from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer_pow, log,
-    logical_and, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, where, zeros_like)
+    logical_and, multiply, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, where, zeros_like)
 from tapegrad.primitives.families import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
 from tapegrad.errors import InvalidArgumentError
 from tapegrad.primitives import identities
+from tapegrad.primitives.complex import conj, is_complex, real
 from tapegrad.primitives.params import check_int
 from tapegrad.primitives.families import (broadcast_shapes, elementwise, elementwise_batch,
                                           no_bool, ufunc_dtype)
@@ -118,6 +119,23 @@ def _pow_base(x, y):
     return where(logical_and(equal(x, 0), equal(y, 0)), ones_like(x), x)
 
 
+def _pow_y_vjp(g, ans, x, y):
+    """d/dy x**y = x**y log x: defined as 0 where a real x <= 0 (TensorFlow does too); for
+    complex x it is x**y log x wherever x != 0 (TensorFlow's mask)."""
+    if is_complex(x):
+        nz = x != 0
+        return g * ans * where(nz, log(where(nz, x, 1)), 0)
+    return g * ans * where(x > 0, log(where(x > 0, x, 1)), 0)
+
+
+def _abs_jvp(t, ans, x):
+    """d|z| = Re(conj(z / |z|) dz): real, and consistent with the VJP ``g * z / |z|``
+    (TensorFlow's, the rule as written)."""
+    if is_complex(x):
+        return real(multiply(conj(sign(x)), t))
+    return t * sign(x)
+
+
 def _integer_pow_vjp(g, x, y):
     if y == 0:
         return g * 0
@@ -138,24 +156,22 @@ def _mask(cond, like):
 # fmt: off
 # ---- linear ----------------------------------------------------------------------------
 neg_p   = unary("neg", operator.neg, lambda g, ans, x: -g, emit="-{0}",
-                identities=identities.neg)
+                identities=identities.neg, complex="real_linear")
 add_p   = binary("add", operator.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g,
-                 emit="{0} + {1}", identities=identities.add)
+                 emit="{0} + {1}", identities=identities.add, complex="real_linear")
 sub_p   = binary("sub", operator.sub, lambda g, ans, x, y: g, lambda g, ans, x, y: -g,
-                 emit="{0} - {1}", identities=identities.sub)
+                 emit="{0} - {1}", identities=identities.sub, complex="real_linear")
 
 # ---- products and quotients -----------------------------------------------------------
 mul_p   = binary("mul", operator.mul, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x,
-                 emit="{0} * {1}", identities=identities.mul)
+                 emit="{0} * {1}", identities=identities.mul, complex="holomorphic")
 div_p   = binary("div", operator.truediv,
                  lambda g, ans, x, y: g / y,
                  lambda g, ans, x, y: -g * ans / y, emit="{0} / {1}",
-                 identities=identities.div)
+                 identities=identities.div, complex="holomorphic")
 pow_p   = binary("pow", xp.power,
                  lambda g, ans, x, y: g * y * pow(_pow_base(x, y), y - 1),
-                 # d/dy x**y = x**y log x, defined as 0 where x <= 0 (TensorFlow does too)
-                 lambda g, ans, x, y: g * ans * where(x > 0, log(where(x > 0, x, 1)), 0),
-                 identities=identities.pow)
+                 _pow_y_vjp, identities=identities.pow, complex="holomorphic")
 # x ** n for a Python integer n (the seed's x ** 3): its rules need no guard for x == 0 or
 # log(x), so they are exact at every order and cheaper than pow's. n is a param.
 def _integer_pow_validate(x, *, y):
@@ -177,7 +193,7 @@ integer_pow_p = Primitive(
     jvp=(lambda t, ans, x, *, y: _integer_pow_vjp(t, x, y),),
     abstract=elementwise(no_bool(_same, "integer_pow")), validate=_integer_pow_validate,
     batch=lambda args, batched, *, y: integer_pow_p.bind_raw(args[0], y=y),
-    elementwise=True, identities=identities.integer_pow)
+    elementwise=True, identities=identities.integer_pow, complex="holomorphic")
 atan2_p = binary("atan2", xp.arctan2,
                  lambda g, ans, y, x: g * x / (x * x + y * y),
                  lambda g, ans, y, x: -g * y / (x * x + y * y))
@@ -194,37 +210,38 @@ mod_p   = binary("mod", _mod,
                  dtype=ufunc_dtype(np.mod))
 
 # ---- exponentials and logarithms --------------------------------------------------------
-exp_p   = unary("exp", xp.exp, lambda g, ans, x: g * ans)
-log_p   = unary("log", xp.log, lambda g, ans, x: g / x)
-log1p_p = unary("log1p", xp.log1p, lambda g, ans, x: g / (1 + x))
-expm1_p = unary("expm1", xp.expm1, lambda g, ans, x: g * (ans + 1))
-sqrt_p  = unary("sqrt", xp.sqrt, lambda g, ans, x: g / (2 * ans))
+exp_p   = unary("exp", xp.exp, lambda g, ans, x: g * ans, complex="holomorphic")
+log_p   = unary("log", xp.log, lambda g, ans, x: g / x, complex="holomorphic")
+log1p_p = unary("log1p", xp.log1p, lambda g, ans, x: g / (1 + x), complex="holomorphic")
+expm1_p = unary("expm1", xp.expm1, lambda g, ans, x: g * (ans + 1), complex="holomorphic")
+sqrt_p  = unary("sqrt", xp.sqrt, lambda g, ans, x: g / (2 * ans), complex="holomorphic")
 rsqrt_p = unary("rsqrt", _rsqrt, lambda g, ans, x: -0.5 * g * ans / x, emit="1 / np.sqrt({0})",
-                dtype=ufunc_dtype(np.sqrt), fresh=True)
-square_p = unary("square", xp.square, lambda g, ans, x: g * 2 * x)
-reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: -g * ans * ans)
+                dtype=ufunc_dtype(np.sqrt), fresh=True, complex="holomorphic")
+square_p = unary("square", xp.square, lambda g, ans, x: g * 2 * x, complex="holomorphic")
+reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: -g * ans * ans,
+                     complex="holomorphic")
 
 # ---- trigonometric and hyperbolic ------------------------------------------------------
-sin_p   = unary("sin", xp.sin, lambda g, ans, x: g * cos(x))
-cos_p   = unary("cos", xp.cos, lambda g, ans, x: -g * sin(x))
-tan_p   = unary("tan", xp.tan, lambda g, ans, x: g * (1 + ans * ans))
-asin_p  = unary("asin", xp.arcsin, lambda g, ans, x: g * rsqrt(1 - x * x))
-acos_p  = unary("acos", xp.arccos, lambda g, ans, x: -g * rsqrt(1 - x * x))
-atan_p  = unary("atan", xp.arctan, lambda g, ans, x: g / (1 + x * x))
-sinh_p  = unary("sinh", xp.sinh, lambda g, ans, x: g * cosh(x))
-cosh_p  = unary("cosh", xp.cosh, lambda g, ans, x: g * sinh(x))
-tanh_p  = unary("tanh", xp.tanh, lambda g, ans, x: g * (1 - ans * ans))
+sin_p   = unary("sin", xp.sin, lambda g, ans, x: g * cos(x), complex="holomorphic")
+cos_p   = unary("cos", xp.cos, lambda g, ans, x: -g * sin(x), complex="holomorphic")
+tan_p   = unary("tan", xp.tan, lambda g, ans, x: g * (1 + ans * ans), complex="holomorphic")
+asin_p  = unary("asin", xp.arcsin, lambda g, ans, x: g * rsqrt(1 - x * x), complex="holomorphic")
+acos_p  = unary("acos", xp.arccos, lambda g, ans, x: -g * rsqrt(1 - x * x), complex="holomorphic")
+atan_p  = unary("atan", xp.arctan, lambda g, ans, x: g / (1 + x * x), complex="holomorphic")
+sinh_p  = unary("sinh", xp.sinh, lambda g, ans, x: g * cosh(x), complex="holomorphic")
+cosh_p  = unary("cosh", xp.cosh, lambda g, ans, x: g * sinh(x), complex="holomorphic")
+tanh_p  = unary("tanh", xp.tanh, lambda g, ans, x: g * (1 - ans * ans), complex="holomorphic")
 
 # ---- activations --------------------------------------------------------------------------
 sigmoid_p  = unary("sigmoid", _sigmoid, lambda g, ans, x: g * ans * (1 - ans),
-                   emit="_sigmoid({0})", dtype=_sigmoid_dtype, fresh=True)
+                   emit="_sigmoid({0})", dtype=_sigmoid_dtype, fresh=True, complex="holomorphic")
 softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * sigmoid(x),
                    emit="_softplus({0})", dtype=lambda d: ufunc_dtype(np.logaddexp)(d, d),
                    fresh=True)
 # bools: the implementation keeps bool, np.maximum(x, 0) of the generated code does not
 relu_p     = unary("relu", _relu, lambda g, ans, x: g * _mask(x > 0, g),
                    emit="np.maximum({0}, 0)", dtype=_relu_dtype, fresh=True)
-abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * sign(x))
+abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * sign(x), jvp=_abs_jvp, complex="own")
 erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
                    emit="_erf({0})", dtype=_erf_dtype, fresh=True)
 
@@ -239,7 +256,8 @@ where_p = Primitive(
          lambda t, ans, c, x, y: where(c, zeros_like(t), t)),
     abstract=lambda c, x, y: (broadcast_shapes(c.shape, x.shape, y.shape),
                               np.result_type(x.dtype, y.dtype)),
-    batch=elementwise_batch("where"), elementwise=True, identities=identities.where)
+    batch=elementwise_batch("where"), elementwise=True, identities=identities.where,
+    complex="real_linear")
 
 # ---- no gradient --------------------------------------------------------------------------
 sign_p     = nondiff("sign", xp.sign, 1, emit="np.sign({0})", batch="elementwise")

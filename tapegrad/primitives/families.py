@@ -148,7 +148,8 @@ def _output(ufunc, args):
     return buffers.empty(shape, dtype)
 
 
-def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False, identities=None):
+def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False, identities=None,
+          complex=None):
     """An elementwise primitive of one input; ``vjp(g, ans, x)`` also serves as its JVP.
 
     The output dtype is the ufunc's (``impl``, or the ufunc of an operator), else
@@ -158,16 +159,16 @@ def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False, iden
     return Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp or vjp,),
                      emit=emit or f"np.{impl.__name__}({{0}})", fresh=fresh,
                      abstract=_ufunc_rule(name, impl, dtype), batch=elementwise_batch(name),
-                     elementwise=True, identities=identities)
+                     elementwise=True, identities=identities, complex=complex)
 
 
-def binary(name, impl, vjp_x, vjp_y, *, emit=None, dtype=None, identities=None):
+def binary(name, impl, vjp_x, vjp_y, *, emit=None, dtype=None, identities=None, complex=None):
     """An elementwise primitive of two inputs; each VJP rule also serves as its JVP."""
     impl = _recycling_impl(name, impl)
     return Primitive(name, impl, nin=2, vjp=(vjp_x, vjp_y), jvp=(vjp_x, vjp_y),
                      emit=emit or f"np.{impl.__name__}({{0}}, {{1}})",
                      abstract=_ufunc_rule(name, impl, dtype), batch=elementwise_batch(name),
-                     elementwise=True, identities=identities)
+                     elementwise=True, identities=identities, complex=complex)
 
 
 def nondiff(name, impl, nin, *, emit=None, abstract=None, batch=None, validate=None,

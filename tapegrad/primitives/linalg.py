@@ -169,7 +169,7 @@ matmul_p = Primitive(
     batch=_matmul_batch, emit="{0} @ {1}", sparsity="matmul", identities=identities.matmul,
     # multiply-adds of one call: the BLAS-thread cost model (util/blas.py) reads it
     blas_work=lambda ins, outs, params: outs[0].size * (ins[0].shape[-1] if ins[0].shape
-                                                        else 1))
+                                                        else 1), complex="holomorphic")
 
 
 # ---- einsum: variadic; subscripts are explicit, e.g. 'ij,jk->ik' ------------------------
@@ -299,7 +299,7 @@ einsum_p = Primitive("einsum", _einsum, nin=None, abstract=_einsum_abstract, vjp
                      validate=_einsum_validate,
                      jvp=_einsum_jvp, batch=_einsum_batch,
                      emit="_einsum({args}, subscripts='{subscripts}')",
-                     sparsity="multilinear", blas_work=_einsum_work)
+                     sparsity="multilinear", blas_work=_einsum_work, complex="holomorphic")
 
 
 # ---- inverse and determinants --------------------------------------------------------------

@@ -56,11 +56,12 @@ def _reduction_validate(name, identity):
     return rule
 
 
-def _reduction(name, impl, vjp, jvp, emit, identity=True, identities=None):
+def _reduction(name, impl, vjp, jvp, emit, identity=True, identities=None, complex=None):
     """A reduction over ``axis`` (``identity``: whether it has one, so empty axes reduce)."""
     return Primitive(name, impl, nin=1, vjp=(vjp,), jvp=(jvp,), emit=emit, fresh=True,
                      abstract=_reduction_abstract, validate=_reduction_validate(name, identity),
-                     batch=_reduction_batch(name), sparsity="reduction", identities=identities)
+                     batch=_reduction_batch(name), sparsity="reduction", identities=identities,
+                     complex=complex)
 
 
 def _argmax_mask(x, ans, axis, keepdims):
@@ -184,7 +185,7 @@ reduce_sum_p = _reduction(
     vjp=lambda g, ans, x, *, axis, keepdims: _expand(g, x, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims: reduce_sum(t, axis=axis, keepdims=keepdims),
     emit="np.add.reduce({0}, axis={axis}, keepdims={keepdims}, dtype={0}.dtype)",
-    identities=identities.reduce_sum)
+    identities=identities.reduce_sum, complex="real_linear")
 
 reduce_max_p = _reduction(
     "reduce_max", lambda x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),
@@ -246,7 +247,7 @@ cumsum_p = Primitive(
     jvp=(lambda t, ans, x, *, axis, exclusive, reverse:
          cumsum(t, axis=axis, exclusive=exclusive, reverse=reverse),),
     batch=lambda args, batched, *, axis, **p: cumsum_p.bind_raw(args[0], axis=axis + 1, **p),
-    emit="_cumsum({0}, {axis}, {exclusive}, {reverse})", sparsity="linear")
+    emit="_cumsum({0}, {axis}, {exclusive}, {reverse})", sparsity="linear", complex="real_linear")
 
 
 def _arg_batch(name):

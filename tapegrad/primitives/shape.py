@@ -11,6 +11,7 @@ from tapegrad.primitives.api import (arange, broadcast_to, cast, diag, floormod,
     transpose, zeros_like)
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.primitives import identities
+from tapegrad.primitives.complex import is_complex, real
 from tapegrad.primitives.indexing import index_shape
 from tapegrad.primitives.params import (check_axis, check_dtype, check_int, check_number,
                                         check_perm, check_shape, fail, is_int)
@@ -43,7 +44,8 @@ reshape_p = Primitive(
     vjp=(lambda g, ans, x, *, shape: reshape(g, x.shape),), jvp=_linear_jvp("reshape"),
     batch=lambda args, batched, *, shape: reshape_p.bind_raw(
         args[0], shape=(args[0].shape[0],) + tuple(shape)),
-    emit="np.reshape({0}, {shape})", sparsity="copy", identities=identities.reshape)
+    emit="np.reshape({0}, {shape})", sparsity="copy", identities=identities.reshape,
+    complex="real_linear")
 
 
 # ---- broadcast_to: its VJP is the one un-broadcast -------------------------------------
@@ -68,7 +70,8 @@ broadcast_to_p = Primitive(
     validate=lambda x, *, shape: check_shape("broadcast_to", "shape", shape),
     vjp=(lambda g, ans, x, *, shape: unbroadcast(g, x.shape),),
     jvp=_linear_jvp("broadcast_to"), batch=_broadcast_batch,
-    emit="np.broadcast_to({0}, {shape})", sparsity="copy", identities=identities.broadcast_to)
+    emit="np.broadcast_to({0}, {shape})", sparsity="copy", identities=identities.broadcast_to,
+    complex="real_linear")
 
 # ---- transpose ---------------------------------------------------------------------------
 transpose_p = Primitive(
@@ -79,14 +82,32 @@ transpose_p = Primitive(
     jvp=_linear_jvp("transpose"),
     batch=lambda args, batched, *, perm: transpose_p.bind_raw(
         args[0], perm=(0,) + tuple(p + 1 for p in perm)),
-    emit="np.transpose({0}, {perm})", sparsity="copy", identities=identities.transpose)
+    emit="np.transpose({0}, {perm})", sparsity="copy", identities=identities.transpose,
+    complex="real_linear")
 
 # ---- cast --------------------------------------------------------------------------------
+def _cast_vjp(g, ans, x, *, dtype):
+    if x.dtype.kind not in "fc":
+        return None
+    if is_complex(g) and not is_complex(x):
+        # a cast from complex to real keeps the real part (as NumPy and TensorFlow do): its
+        # derivative is ``real``, taken explicitly (NumPy would warn about the discarded part)
+        g = real(g)
+    return cast(g, x.dtype)
+
+
+def _cast_jvp(t, ans, x, *, dtype):
+    if np.dtype(dtype).kind not in "fc":
+        return None
+    if is_complex(t) and np.dtype(dtype).kind != "c":
+        t = real(t)
+    return cast(t, dtype)
+
+
 cast_p = Primitive(
     "cast", lambda x, dtype: x.astype(dtype, copy=False) if hasattr(x, "astype")
     else np.asarray(x, dtype), nin=1,
-    vjp=(lambda g, ans, x, *, dtype: cast(g, x.dtype) if x.dtype.kind in "fc" else None,),
-    jvp=(lambda t, ans, x, *, dtype: cast(t, dtype) if np.dtype(dtype).kind in "fc" else None,),
+    vjp=(_cast_vjp,), jvp=(_cast_jvp,), complex="own",
     abstract=lambda x, *, dtype: (tuple(x.shape), np.dtype(dtype)),
     validate=lambda x, *, dtype: check_dtype("cast", "dtype", dtype),
     batch=lambda args, batched, *, dtype: cast_p.bind_raw(args[0], dtype=dtype),
@@ -229,14 +250,15 @@ getitem_p = Primitive(
     validate=lambda x, *, index: _check_index("getitem", index, x.shape),
     vjp=(lambda g, ans, x, *, index: index_add_p.bind_raw(g, index=index, shape=tuple(x.shape)),),
     jvp=_linear_jvp("getitem"), batch=_getitem_batch,
-    emit="{0}[{index}]", sparsity="copy")
+    emit="{0}[{index}]", sparsity="copy", complex="real_linear")
 
 index_add_p = Primitive(
     "index_add", _index_add, nin=1, fresh=True,
     abstract=lambda x, *, index, shape: (tuple(shape), x.dtype), validate=_index_add_validate,
     vjp=(lambda g, ans, x, *, index, shape: getitem_p.bind_raw(g, index=index),),
     jvp=_linear_jvp("index_add"), batch=_index_add_batch,
-    emit="_index_add({0}, {index}, {shape})", sparsity="scatter", transposes="getitem")
+    emit="_index_add({0}, {index}, {shape})", sparsity="scatter", transposes="getitem",
+    complex="real_linear")
 
 
 # ---- take: gather along an axis with a (possibly traced) integer tensor --------------------
@@ -329,7 +351,8 @@ take_p = Primitive(
     vjp=(lambda g, ans, x, i, *, axis: take_add_p.bind_raw(g, i, axis=axis, size=x.shape[axis]),
          None),
     jvp=(lambda t, ans, x, i, *, axis: take_p.bind_raw(t, i, axis=axis), None),
-    batch=_take_batch, emit="np.take({0}, {1}, axis={axis})", sparsity="copy")
+    batch=_take_batch, emit="np.take({0}, {1}, axis={axis})", sparsity="copy",
+    complex="real_linear")
 
 take_add_p = Primitive(
     "take_add", _take_add, nin=2, fresh=True,
@@ -338,7 +361,7 @@ take_add_p = Primitive(
     jvp=(lambda t, ans, x, i, *, axis, size: take_add_p.bind_raw(t, i, axis=axis, size=size),
          None),
     batch=_take_add_batch, emit="_take_add({0}, {1}, {axis}, {size})",
-    sparsity="scatter", transposes="take")
+    sparsity="scatter", transposes="take", complex="real_linear")
 
 
 # ---- concat: variadic, so its rules take every input at once ------------------------------
@@ -378,7 +401,7 @@ concat_p = Primitive("concat", lambda *xs, axis: xp.concatenate(xs, axis=axis), 
                      vjp=_concat_vjp, jvp=_concat_jvp, abstract=_concat_abstract,
                      validate=lambda *xs, axis: check_axis("concat", "axis", axis, xs[0].ndim),
                      batch=_concat_batch, emit="np.concatenate([{args}], axis={axis})",
-                     sparsity="copy")
+                     sparsity="copy", complex="real_linear")
 
 
 # ---- pad (constant mode) ---------------------------------------------------------------------
@@ -415,7 +438,7 @@ pad_p = Primitive("pad", _pad, nin=1, fresh=True, vjp=(_pad_vjp,), abstract=_pad
                       args[0], paddings=((0, 0),) + tuple(paddings),
                       constant_values=constant_values),
                   emit="np.pad({0}, {paddings}, constant_values={constant_values})",
-                  sparsity="copy")
+                  sparsity="copy", complex="real_linear")
 
 
 # ---- diagonal of the last two axes ----------------------------------------------------------
@@ -430,7 +453,7 @@ diag_part_p = Primitive(
     abstract=_diag_part_abstract,
     vjp=(lambda g, ans, x: diag(g, x.shape[-2], x.shape[-1]),), jvp=_linear_jvp("diag_part"),
     batch=lambda args, batched: diag_part_p.bind_raw(args[0]),
-    emit="np.diagonal({0}, axis1=-2, axis2=-1)", sparsity="copy")
+    emit="np.diagonal({0}, axis1=-2, axis2=-1)", sparsity="copy", complex="real_linear")
 
 
 # ---- stop_gradient: the identity that no tape looks through ---------------------------------

@@ -89,7 +89,8 @@ take_along_axis_p = Primitive(
     jvp=(lambda t, ans, x, idx, *, axis: take_along_axis_p.bind_raw(t, idx, axis=axis), None),
     batch=lambda args, batched, *, axis: take_along_axis_p.bind_raw(
         *_both_batched(args, batched), axis=axis + 1),
-    emit="np.take_along_axis({0}, {1}, axis={axis})", sparsity="copy_along_axis")
+    emit="np.take_along_axis({0}, {1}, axis={axis})", sparsity="copy_along_axis",
+    complex="real_linear")
 
 put_along_axis_add_p = Primitive(
     "put_along_axis_add", _put_along_axis_add, nin=2,
@@ -103,7 +104,7 @@ put_along_axis_add_p = Primitive(
         *_both_batched(args, batched), axis=axis + 1,
         shape=(next(a.shape[0] for a, f in zip(args, batched) if f),) + tuple(shape)),
     emit="_put_along_axis_add({0}, {1}, {axis}, {shape})",
-    sparsity="scatter_along_axis", transposes="take_along_axis")
+    sparsity="scatter_along_axis", transposes="take_along_axis", complex="real_linear")
 
 
 EMIT_HELPERS = {"_argsort": _argsort, "_put_along_axis_add": _put_along_axis_add}

@@ -9,4 +9,4 @@ read_variable_p = Primitive(
     "read_variable", lambda v: v, nin=1, emit="{0}",
     abstract=lambda v: (tuple(v.shape), v.dtype),
     vjp=(lambda g, ans, v: g,), jvp=(lambda t, ans, v: t,),
-    batch=lambda args, batched: args[0])
+    batch=lambda args, batched: args[0], complex="real_linear")

@@ -4,6 +4,8 @@ Used by ``codegen.generate``: ``regions`` finds the chains worth blocking, ``sch
 orders equations and loops, ``render_region`` writes a loop's source.
 """
 
+from tapegrad.primitives.linalg import matmul_p
+from tapegrad.primitives.shape import reshape_p
 from tapegrad.trace.emit_forms import ufunc_of
 
 # --------------------------------------------------------------------------
@@ -44,7 +46,7 @@ def _sliced(v, e):
     A matmul's 2-D operands are whole matrices (their axis 0 is not a batch axis).
     """
     return v.ndim == e.out.ndim and v.shape[0] == e.out.shape[0] and \
-        (e.prim.name != "matmul" or e.out.ndim >= 3)
+        (e.prim is not matmul_p or e.out.ndim >= 3)
 
 
 def _blockable(e, region, n):
@@ -54,9 +56,9 @@ def _blockable(e, region, n):
     out, rows = e.out, region.rows
     inner = [v for v in e.inputs if v.name in rows]
     outer = [v for v in e.inputs if v.name not in rows]
-    if e.prim.name == "reshape":
+    if e.prim is reshape_p:
         return out.shape[0] // n
-    if e.prim.name == "matmul":
+    if e.prim is matmul_p:
         a, b = e.inputs
         if a.ndim < 2 or b.ndim < 2:
             return None
@@ -78,7 +80,7 @@ def _seed(e):
     if len(e.outs) != 1 or e.out.ndim < 3 or e.out.shape[0] < 2:
         return False
     out = e.out
-    if e.prim.name == "matmul":
+    if e.prim is matmul_p:
         if any(v.ndim < 2 for v in e.inputs):
             return False
     elif ufunc_of(e.prim) is None or any(v.size >= out.size for v in e.inputs):
@@ -105,7 +107,7 @@ def _grow(program, start):
     # a reshape at the end costs nothing on the whole result: take it out of the loop
     inside = lambda k: {v.name for i in region.eqs if i != k for v in eqs[i].inputs}
     for k in reversed(region.eqs[1:]):
-        if eqs[k].prim.name == "reshape" and eqs[k].out.name not in inside(k):
+        if eqs[k].prim is reshape_p and eqs[k].out.name not in inside(k):
             region.eqs.remove(k)
             region.trimmed.insert(0, k)
             del region.rows[eqs[k].out.name]
@@ -193,13 +195,13 @@ def render_region(region, program, ren, gen, indent="    "):
         out, r = e.out, rows[e.out.name]
         args = [expr[v.name] if v.name in rows else sliced(ren[v.name], r) if _sliced(v, e)
                 else ren[v.name] for v in e.inputs]
-        if e.prim.name == "reshape":
+        if e.prim is reshape_p:
             call = f"np.reshape({args[0]}, {(-1,) + out.shape[1:]})"
             root[out.name] = root.get(e.inputs[0].name)
         else:
-            fn = "matmul" if e.prim.name == "matmul" else ufunc_of(e.prim).__name__
+            fn = "matmul" if e.prim is matmul_p else ufunc_of(e.prim).__name__
             target = sliced(ren[out.name], r) if out.name in region.outputs else None
-            if target is None and e.prim.name != "matmul":
+            if target is None and e.prim is not matmul_p:
                 for v in e.inputs:  # in place into an input whose buffer dies here
                     b = root.get(v.name)
                     if b is not None and root_end[b] == p and \
@@ -222,7 +224,7 @@ def render_region(region, program, ren, gen, indent="    "):
             call = f"np.{fn}({', '.join(args)}, out={target})"
         if out.name in region.outputs:
             whole = sliced(ren[out.name], r)
-            body.append(f"{whole}[...] = {call}" if e.prim.name == "reshape" else call)
+            body.append(f"{whole}[...] = {call}" if e.prim is reshape_p else call)
             expr[out.name] = whole
             root.pop(out.name, None)
         else:

@@ -49,6 +49,7 @@ import weakref
 
 import numpy as np
 
+from tapegrad.primitives.shape import reshape_p
 from tapegrad.trace.blocking import Region, regions, render_region, schedule
 from tapegrad.trace.emit_forms import fast_form, ufunc_of
 from tapegrad.ir.core import NameGen, frozen_array
@@ -321,7 +322,7 @@ def _buffers(program, ren):
             rs = tuple({r for v in e.inputs for r in roots.get(v.name, ())})
             for v in e.outs:
                 roots[v.name] = rs
-            if e.prim.name == "reshape" and e.out.ndim:
+            if e.prim is reshape_p and e.out.ndim:
                 src = e.inputs[0].name
                 root = src if src in fresh_roots else whole.get(src)
                 if root is not None:

@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from tapegrad.primitives import linalg, reductions
+from tapegrad.primitives.shape import transpose_p
 
 # Python operators on arrays are these ufuncs, which take an out= buffer.
 _OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
@@ -29,7 +30,7 @@ def ufunc_of(prim):
 
 def fast_form(e, made_by, ren, ns):
     """A faster NumPy form of an equation where one exists for its shapes, else None."""
-    if e.prim.name == "reduce_sum":
+    if e.prim is reductions.reduce_sum_p:
         return _row_sum_form(e, ren, ns)
     if e.prim.name == "transpose":
         return _matrix_transpose_form(e, ren)
@@ -75,7 +76,7 @@ def _matmul_form(e, made_by, ren):
     - a few rows times a large transposed matrix (``g @ W.T``): ``(W @ g.T).T``.
     The tests, and why, are ``primitives/linalg``'s, shared with the eager implementation.
     """
-    if e.prim.name != "matmul":
+    if e.prim is not linalg.matmul_p:
         return None
     a, b = e.inputs
     if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype:
@@ -83,7 +84,7 @@ def _matmul_form(e, made_by, ren):
     if linalg.outer_product(a, b):
         return f"{ren[a.name]} * {ren[b.name]}  # matmul with inner size 1: an outer product"
     t = made_by.get(b.name)
-    if t is not None and t.prim.name == "transpose" and t.inputs[0].ndim == 2 \
+    if t is not None and t.prim is transpose_p and t.inputs[0].ndim == 2 \
             and linalg.few_rows_large_matrix(a, b):
         return f"({ren[t.inputs[0].name]} @ {ren[a.name]}.T).T  # matmul, W read contiguously"
     return None
