@@ -3,8 +3,9 @@
 ``map(program, *arrays)`` evaluates a compiled program (a ``ConcreteFunction``, a loaded
 program, or a ``tapegrad.function`` with an ``input_signature``) over Dask arrays chunked
 along the batch axis and returns lazy Dask arrays; ``jacobian`` and ``batch_jacobian`` do
-the seed's job, the Jacobian at many, many inputs. Programs travel to the workers as their
-saved-format bytes (data, validated on load, never code) and are compiled once per worker.
+the README's workflow, the Jacobian at many, many inputs. Programs travel to the workers as
+their saved-format bytes (data, validated on load, never code) and are compiled once per
+worker.
 
 >>> import numpy as np, dask.array as da, tapegrad as tf
 >>> import tapegrad.dask as tgd

@@ -1,4 +1,4 @@
-"""``python -m tapegrad.dask [--n N] [--workers W] [--address tcp://host:8786]``: the seed's
+"""``python -m tapegrad.dask [--n N] [--workers W] [--address tcp://host:8786]``: the README's
 Jacobian at many inputs, on a Dask cluster.
 
 Starts a local cluster of W worker processes (or connects to ``--address``), maps the

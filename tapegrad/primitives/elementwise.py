@@ -152,7 +152,7 @@ def _mask(cond, like):
 
 
 # Arithmetic uses Python's operators rather than the ufuncs: identical on arrays, and ten
-# times faster on the NumPy scalars that scalar code (the seed's x ** 3) produces.
+# times faster on the NumPy scalars that scalar code (the README's x ** 3) produces.
 # fmt: off
 # ---- linear ----------------------------------------------------------------------------
 neg_p   = unary("neg", operator.neg, lambda g, ans, x: -g, emit="-{0}",
@@ -172,7 +172,7 @@ div_p   = binary("div", operator.truediv,
 pow_p   = binary("pow", xp.power,
                  lambda g, ans, x, y: g * y * pow(_pow_base(x, y), y - 1),
                  _pow_y_vjp, identities=identities.pow, complex="holomorphic")
-# x ** n for a Python integer n (the seed's x ** 3): its rules need no guard for x == 0 or
+# x ** n for a Python integer n (the README's x ** 3): its rules need no guard for x == 0 or
 # log(x), so they are exact at every order and cheaper than pow's. n is a param.
 def _integer_pow_validate(x, *, y):
     check_int("integer_pow", "y", y)
