@@ -190,6 +190,21 @@ LAYERS = [
 ]
 
 
+OTHERS = [keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=0.1),
+          keras.losses.Huber(delta=2.0), keras.metrics.BinaryAccuracy(threshold=0.7),
+          keras.metrics.Mean(name="m"), keras.optimizers.Nadam(0.01, beta_2=0.9),
+          keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5),
+          keras.initializers.RandomNormal(stddev=0.3, seed=2), keras.regularizers.L1(0.1)]
+
+
+@pytest.mark.parametrize("obj", OTHERS, ids=lambda x: type(x).__name__)
+def test_other_configs_round_trip(obj):
+    config = keras.saving.serialize_keras_object(obj)
+    again = keras.saving.deserialize_keras_object(json.loads(json.dumps(config)))
+    assert type(again) is type(obj)
+    assert keras.saving.serialize_keras_object(again) == config
+
+
 @pytest.mark.parametrize("layer", LAYERS, ids=lambda x: type(x).__name__)
 def test_layer_configs_round_trip(layer):
     config = keras.saving.serialize_keras_object(layer)

@@ -116,6 +116,13 @@ class MeanMetricWrapper(Mean):
         super().__init__(name=name or getattr(fn, "__name__", "mean"), dtype=dtype)
         self._fn, self._fn_kwargs = fn, kwargs
 
+    def get_config(self):
+        """The name and dtype, and the function's arguments (``threshold``, ...)."""
+        config = {**super().get_config(), **self._fn_kwargs}
+        if type(self) is MeanMetricWrapper:
+            config["fn"] = self._fn
+        return config
+
     def update_state(self, y_true, y_pred, sample_weight=None):
         mask = masking.get_keras_mask(y_pred)  # Keras: masked entries count for nothing
         if mask is not None:
