@@ -1,17 +1,18 @@
 """The interpreter stack: per-thread state, and the protocol every interpreter implements.
 
 Tapes, forward accumulators, tracers (``tapegrad.function``) and vmap levels are all
-*interpreters*: objects on one stack, ``STATE.stack`` (outermost first), with the small
-interface of ``Interpreter``. ``bind`` (core/dispatch.py) asks them what to do with each
-operation, and Variables ask them what a read, an assignment or a creation means. The
-views (``recorders``, ``computers``, ...) are recomputed whenever the stack changes, so the
-dispatcher reads one attribute instead of filtering the stack for every operation.
-``idle`` is True when the stack is empty: ``bind`` then takes its fast path, little more
-than the NumPy call.
+*interpreters*: objects on one stack (``STATE.stack.interpreters``, outermost first), with
+the small interface of ``Interpreter``. ``bind`` (core/dispatch.py) asks them what to do
+with each operation, and Variables ask them what a read, an assignment or a creation means.
+``STATE.stack`` is an immutable ``Stack``: the tuple and its views (``recorders``,
+``computers``, ...), computed once when the stack changes, so the dispatcher reads an
+attribute instead of filtering the stack for every operation. ``STATE.stack.idle`` is True
+when it is empty: ``bind`` then takes its fast path, little more than the NumPy call.
 
 The stack changes in two ways only: ``STATE.push``/``STATE.remove`` (entering and leaving a
 ``with`` block), and ``interpreters(stack)``, the one context manager that installs a whole
-stack and always restores the old one.
+stack and always restores the old one (a batching rule sets the empty stack itself, see
+``batching/interpreter.py``).
 
 >>> STATE.stack.idle, STATE.stack.interpreters
 (True, ())
