@@ -33,8 +33,8 @@ _EPOCHS = itertools.count()
 class Interpreter:
     """The interpreter protocol; the defaults do nothing (let the operation pass).
 
-    What an interpreter does with operations is said by two flags, which decide the view of
-    the stack it appears in (``bind`` never tests what kind of interpreter it has):
+    What an interpreter does is said by five flags, which decide the views of the stack it
+    appears in (``bind`` never tests what kind of interpreter it has):
 
     - ``records``: ``record`` sees every finished operation (tapes, forward accumulators);
     - ``computes``: ``process`` computes the operations whose inputs hold its values — the
