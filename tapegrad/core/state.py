@@ -132,7 +132,17 @@ class Stack:
 
     def pushed(self, interpreter):
         """This stack with ``interpreter`` on top (it remembers this one as ``below``)."""
-        return Stack(self.interpreters + (interpreter,), self)
+        i = interpreter
+        if not i.records or i.computes or i.owns_variables or i.batches:
+            return Stack(self.interpreters + (i,), self)
+        # a tape or an accumulator (the common push): the views of this one, plus a recorder
+        s = _new(Stack)
+        s.interpreters, s.below = self.interpreters + (i,), self
+        s.recorders, s.readers = self.recorders + [i], self.readers + [i]
+        s.computers, s.tracers, s.batchers = self.computers, self.tracers, self.batchers
+        s.batch_level, s.variable_owner = self.batch_level, self.variable_owner
+        s.idle, s.recording_only = False, not s.computers
+        return s
 
     def popped(self, interpreter):
         """This stack without ``interpreter``, wherever it is."""
@@ -149,6 +159,7 @@ class Stack:
         return f"Stack({list(self.interpreters)})"
 
 
+_new = object.__new__
 IDLE = Stack()  # its lists are never changed in place (no view is)
 
 
