@@ -158,8 +158,12 @@ def _prepare(impl, row, ref, opts):
     return rec, thunk
 
 
-def run_row(row, opts, log=print):
-    """Time every implementation of ``row``; fills ``row.results`` and ``row.alternatives``."""
+def run_row(row, opts, log=print, isolated=False):
+    """Time every implementation of ``row``; fills ``row.results`` and ``row.alternatives``.
+
+    ``isolated``: this process runs one system's implementations only (``benchmarks/isolate.py``);
+    a row without a closed-form reference keeps each result (``_value``) for the parent to
+    check against the first peer's, instead of taking its own as the reference."""
     ref = None
     if row.reference is not None:
         try:
@@ -169,7 +173,8 @@ def run_row(row, opts, log=print):
     prepared = []
     for impl in row.impls:
         rec, thunk = _prepare(impl, row, ref, opts)
-        if ref is None and rec.get("check") == "unchecked" and impl.system != "tapegrad":
+        if ref is None and rec.get("check") == "unchecked" and impl.system != "tapegrad" \
+                and not isolated:
             ref = rec["_value"]  # no closed form: the first peer that ran is the reference
             rec["check"], rec["check_detail"] = "ok", "reference (first peer)"
         prepared.append((rec, thunk))
@@ -198,13 +203,16 @@ def run_row(row, opts, log=print):
                 continue
             rec["times"][r] = t / rec["loops"]
     for rec, _ in prepared:
-        rec.pop("_value", None)
+        if not (isolated and ref is None):
+            rec.pop("_value", None)
         if rec["status"] == "ok":
             rec["time_s"] = statistics.median(t for t in rec["times"] if t is not None)
         row.alternatives.append(rec)
         best = row.results.get(rec["system"])
         if best is None or _better(rec, best):
             row.results[rec["system"]] = rec
+    if isolated:
+        return row
     for rec in row.results.values():
         if rec.get("check") == "MISMATCH":
             log(f"  !!! MISMATCH {row.key} {rec['label']}: {rec['check_detail']}")

@@ -150,14 +150,18 @@ def markdown(meta, rows, targets):
         + f" (tapegrad checkout {m['tapegrad_revision']})  ",
         f"NumPy float32 matmul floor: {meta['floor']['gflops']:.1f} GFLOP/s (best of the "
         f"runs before and after the workloads, GFLOP/s by size: {meta['floor']['by_size']})  ",
-        f"Timing: median of {meta['repeats']} interleaved repeats, each >= {meta['target_s']} s "
-        "of calls; first call and one warm-up call excluded; the frameworks' import-time "
-        "objects are frozen out of the cyclic GC (gc.freeze). Total run "
-        f"{meta['elapsed_s']:.0f} s.",
+        (f"Timing: each system in a process of its own, one workload at a time, the order "
+         f"of the systems rotating; median of {meta['repeats']} repeats, each >= "
+         f"{meta['target_s']} s of calls" if meta.get("isolated") else
+         f"Timing: all systems in one process; median of {meta['repeats']} interleaved repeats, "
+         f"each >= {meta['target_s']} s of calls")
+        + "; first call and one warm-up call excluded; import-time objects are frozen out of "
+        f"the cyclic GC (gc.freeze). Total run {meta['elapsed_s']:.0f} s.",
         "",
         "Times are medians per call (per op for W6); ratios are tapegrad time / peer time "
-        "(< 1: tapegrad faster), the median of per-round paired ratios. `n/a`: not runnable "
-        "(see notes); `skip`: peer not installed or no such mode.",
+        "(< 1: tapegrad faster), " + ("the ratio of the medians" if meta.get("isolated") else
+                                      "the median of per-round paired ratios")
+        + ". `n/a`: not runnable (see notes); `skip`: peer not installed or no such mode.",
         "",
         render_md_table(table(rows)),
         "",

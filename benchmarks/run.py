@@ -31,6 +31,11 @@ def parse(argv):
     p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     p.add_argument("--no-save", action="store_true", help="print only, write no files")
     p.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
+    p.add_argument("--shared-process", action="store_true",
+                   help="time every system in this one process, rounds interleaved (the default "
+                        "runs each system in a process of its own, one workload at a time)")
+    p.add_argument("--child", help=argparse.SUPPRESS)       # isolated mode: the one system
+    p.add_argument("--child-out", help=argparse.SUPPRESS)   # ... and where its results go
     opts = p.parse_args(argv)
     opts.repeats = opts.repeats or (3 if opts.quick else 7)
     opts.target = opts.target or (0.02 if opts.quick else 0.05)
@@ -48,12 +53,15 @@ def main(argv=None):
     opts = parse(sys.argv[1:] if argv is None else argv)
     thread_settings = config.configure(opts.threads)  # before any numerical library loads
     started = time.time()
+    if opts.child:
+        from benchmarks import isolate
+        return isolate.child(opts)
 
     from benchmarks import harness, machine, report, systems, targets
     from benchmarks.workloads import WORKLOADS
 
     versions = systems.versions()  # imports every system once (import cost kept out of rows)
-    # Four frameworks share this process; a real user's has one. Their modules' objects are
+    # (--shared-process) Four frameworks share this process; a real user's has one. Their modules' objects are
     # moved out of the cyclic collector's reach, so that a collection triggered by one
     # system's allocations does not scan every other system's heap inside its timing.
     gc.collect()
@@ -64,12 +72,18 @@ def main(argv=None):
 
     rows = []
     for name in opts.workloads:
-        for row in WORKLOADS[name].rows(opts):
-            t0 = time.time()
-            harness.run_row(row, opts)
+        if opts.shared_process:
+            built = []
+            for row in WORKLOADS[name].rows(opts):
+                harness.run_row(row, opts)
+                built.append(row)
+        else:
+            from benchmarks import isolate
+            built = isolate.run_workload(name, opts)
+        for row in built:
             rows.append(row)
             cells = "  ".join(f"{s}={report.cell(row, s)}" for s in systems.SYSTEMS)
-            print(f"{row.key:<44} {cells}  ({time.time() - t0:.0f}s)", flush=True)
+            print(f"{row.key:<44} {cells}", flush=True)
 
     # The floor is a peak rate and noise only lowers a measurement: take the best of two,
     # one before and one after the workloads.
@@ -85,6 +99,7 @@ def main(argv=None):
         "workloads": opts.workloads,
         "machine": machine.describe(),
         "threads": opts.threads,
+        "isolated": not opts.shared_process,
         "thread_settings": thread_settings,
         "versions": versions,
         "floor": {"gflops": floor, "by_size": by_size},

@@ -59,6 +59,8 @@ def ratio(row, peer):
     tg, pr = row.results.get("tapegrad"), row.results.get(peer)
     if not tg or not pr or "time_s" not in tg or "time_s" not in pr:
         return None
+    if tg.get("process") != pr.get("process"):  # timed in separate processes: no rounds to pair
+        return tg["time_s"] / pr["time_s"]
     paired = [a / b for a, b in zip(tg.get("times", []), pr.get("times", [])) if a and b]
     return statistics.median(paired) if paired else tg["time_s"] / pr["time_s"]
 
