@@ -113,3 +113,19 @@ def test_tapes_are_per_thread():
     assert seen["active"] == 0
     assert len(t._entries) == 1            # only this thread's z = x * 2
     assert float(t.gradient(z, x)) == 2.0
+
+
+def test_a_sparse_hessian_through_a_custom_gradient_op():
+    # a tape holding a custom_gradient operation is keyed and propagated by sparsity like
+    # any other (its operation has no dependency kind: it counts as dense)
+    @tf.custom_gradient
+    def square(x):
+        return x * x, lambda dy: dy * 2.0 * x
+
+    def g(x):
+        return tf.reduce_sum(square(x) * x)
+    x = tf.constant(np.arange(1.0, 9.0))
+    got = tf.hessian(g, sparse=True)(x).numpy()
+    want = tf.hessian(g, sparse=False)(x).numpy()
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(np.diag(got), 6.0 * np.arange(1.0, 9.0))

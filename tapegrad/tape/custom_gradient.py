@@ -23,6 +23,7 @@ class _CustomOp:
     output no tangent, as in TensorFlow)."""
 
     __slots__ = ("name", "vjp", "jvp", "nondiff", "nin")
+    sparsity = None  # no dependency kind: every output element may depend on every input
 
     def __init__(self, vjp, nin):
         self.name, self.vjp, self.nondiff, self.nin = "custom_gradient", vjp, False, nin
