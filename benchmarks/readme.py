@@ -31,8 +31,11 @@ def build(md):
         elif table:
             break
     targets = _section(md, "Targets")
-    parts = ["Measured with `make bench` (all systems in one run, medians of interleaved "
-             "repeats, one thread each; ratios are tapegrad time / peer time, < 1 means "
+    isolated = "each system in a process of its own" in md
+    how = ("each system in a process of its own, one thread each; ratios are ratios of "
+           "medians" if isolated else
+           "all systems in one process, medians of interleaved repeats, one thread each")
+    parts = [f"Measured with `make bench` ({how}: tapegrad time / peer time, < 1 means "
              "tapegrad is faster). Full report: `benchmarks/results/latest.md`; where the "
              "time goes: `benchmarks/results/profile.md`.", ""]
     parts += [f.rstrip() + "  " for f in facts] + [""] + table + [""]
