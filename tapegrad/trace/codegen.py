@@ -17,7 +17,9 @@ is very large writes into recycled memory (``out=recycled(shape, dtype)``,
 ``util/buffers.py``). The derivative rules already reuse saved outputs (``1 - y*y`` for tanh), so the generated code does too. A chain of
 large intermediates along a batch axis (a batched matmul, elementwise ops, a matmul that shrinks
 it) becomes a loop over blocks of that axis, so the intermediates stay in cache
-(``trace/blocking.py``); smaller programs stay straight-line. Shape-specific forms (BLAS
+(``trace/blocking.py``); smaller programs stay straight-line. A long chain of small multiplies (a reverse pass
+through elementwise operations) becomes one ``np.multiply.reduce`` of its stacked factors,
+in the same order (``trace/fusion.py``). Shape-specific forms (BLAS
 row sums, outer products, transposed weights) are in ``trace/emit_forms.py``.
 
 >>> import tapegrad as tf
@@ -52,6 +54,7 @@ import numpy as np
 from tapegrad.primitives.shape import reshape_p
 from tapegrad.trace.blocking import Region, regions, render_region, schedule
 from tapegrad.trace.emit_forms import fast_form, ufunc_of
+from tapegrad.trace.fusion import Chain, chains, pseudo_equation, render_chain
 from tapegrad.ir.core import NameGen, frozen_array
 from tapegrad.ir.names import line_values, usable, value_names
 from tapegrad.util import buffers
@@ -391,20 +394,26 @@ def generate(program, fn_name=None):
     args = [ren[v.name] for v in program.inputs + program.captures]
     body = []
     eqs = program.equations
-    order = schedule(program, regions(program))
+    order = _fuse(schedule(program, regions(program)), program)
     flat = [k for item in order for k in (item.eqs if isinstance(item, Region) else [item])]
-    # out= reuse is decided on the order the code runs in: a loop runs where its last equation was
-    reuse = _buffers(program.replace(equations=tuple(eqs[k] for k in flat)), ren)
+    # out= reuse is decided on the order the code runs in: a loop runs where its last equation
+    # was, a fused product chain where its last multiply was, reading all its factors there
+    reuse = _buffers(program.replace(equations=tuple(
+        pseudo_equation(k) if isinstance(k, Chain) else eqs[k] for k in flat)), ren)
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
-    pos = {k: i for i, k in enumerate(flat)}
+    pos = {k: i for i, k in enumerate(flat) if not isinstance(k, Chain)}
     made_by = {v.name: e for e in eqs for v in e.outs}
     comments = _source_comments(program, ren)
     for item in order:
-        first = item.eqs[0] if isinstance(item, Region) else item
+        first = item.eqs[0] if isinstance(item, Region) else \
+            item.links[0] if isinstance(item, Chain) else item
         for line in comments.get(first, ()):
             body.append("    " + line[:96])
         if isinstance(item, Region):
             body += render_region(item, program, ren, gen)
+            continue
+        if isinstance(item, Chain):
+            body += render_chain(item, ren, ns, gen)
             continue
         i, e = pos[item], eqs[item]
         names = [ren[v.name] for v in e.inputs]
@@ -432,6 +441,19 @@ def generate(program, fn_name=None):
     lines = head + r.notes + ["", f"def {fn_name}({', '.join(args)}):"] + body + [
         f"    return {ret}"]
     return "\n".join(lines) + "\n", ns
+
+
+def _fuse(order, program):
+    """``order`` with each fused product chain (``trace/fusion.py``) as one item where its
+    last multiply was, and the equations it computes itself taken out."""
+    in_loops = {k for item in order if isinstance(item, Region) for k in item.eqs}
+    found = chains(program, skip=in_loops)
+    if not found:
+        return order
+    at = {c.last: c for c in found}
+    gone = {k for c in found for k in c.removed}
+    return [at.get(item, item) for item in order
+            if isinstance(item, Region) or item in at or item not in gone]
 
 
 _DEAD_SOURCES = []  # linecache entries to drop (list.append is safe inside a finalizer)
