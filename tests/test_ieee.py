@@ -153,3 +153,55 @@ def test_integer_powers_of_scalars_and_arrays_agree_bit_for_bit(n):
         eager = f(tf.constant(v)).numpy()
         assert eager.tobytes() == batched[k].tobytes() == mapped[k].tobytes()
         assert compiled(tf.constant(v)).numpy().tobytes() == eager.tobytes()
+
+
+def test_numpy_float_zero_constants_keep_their_sign():
+    # np.float64 subclasses float: its -0.0 once went into the constant cache under the key of
+    # 0.0, so a later 1 / np.float64(0.0) gave -inf (and a gradient's sign depended on which
+    # test ran first)
+    x = tf.constant(1.0, tf.float64)
+    with np.errstate(divide="ignore"):
+        assert np.signbit((x * np.float64(-0.0)).numpy())
+        assert (x / np.float64(0.0)).numpy() == np.inf
+        assert (x / np.float64(-0.0)).numpy() == -np.inf
+        assert (x / 0.0).numpy() == np.inf and (x / -0.0).numpy() == -np.inf
+
+
+def test_a_trace_for_python_zero_is_not_reused_for_negative_zero():
+    traces = []
+
+    @tf.function
+    def f(x, c):
+        traces.append(c)
+        return x / c
+
+    x = tf.constant(1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = [float(f(x, c)) for c in (0.0, -0.0, 0.0, float("nan"), float("nan"))]
+    assert got[:3] == [np.inf, -np.inf, np.inf] and np.isnan(got[3:]).all()
+    assert len(traces) == 3  # 0.0, -0.0 and one NaN trace, reused for the second NaN
+
+
+def test_common_subexpressions_with_zeros_of_other_signs_stay_apart():
+    @tf.function
+    def f(x):
+        a = tf.pad(x, [[1, 0]], constant_values=0.0)
+        b = tf.pad(x, [[1, 0]], constant_values=-0.0)
+        return 1 / a, 1 / b
+
+    with np.errstate(divide="ignore"):
+        a, b = f(tf.constant([2.0]))
+    assert a.numpy().tolist() == [np.inf, 0.5] and b.numpy().tolist() == [-np.inf, 0.5]
+
+
+def test_tape_structure_keys_zeros_of_other_signs_apart():
+    from tapegrad.tape.structure import structure
+
+    x = tf.constant([1.0])
+    keys = []
+    for c in (0.0, -0.0, 0.0):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            tf.pad(x, [[1, 0]], constant_values=c)
+        keys.append(structure(g._entries, len(g._entries))[0])
+    assert keys[0] != keys[1] and keys[0] == keys[2]

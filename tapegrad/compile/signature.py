@@ -10,6 +10,7 @@ import numpy as np
 
 from tapegrad.core import dtypes as _dt
 from tapegrad.core.tensor import Tensor, Variable, convert_to_tensor
+from tapegrad.util.keys import exact
 
 TENSOR, VARIABLE, STATIC = "tensor", "variable", "static"
 
@@ -104,6 +105,10 @@ def walk(x, leaves):
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return (t,) + tuple(walk(v, leaves) for v in x)
     leaves.append((STATIC, x))
+    if t is float or t is complex:
+        # 0.0 == -0.0: a trace for one would serve the other, and 1 / c has the other sign;
+        # NaN != NaN: a retrace on every call (util/keys.py)
+        return exact(x)
     try:
         hash(x)
         return (t, x)

@@ -9,6 +9,7 @@ import numpy as np
 
 from tapegrad.ir.checker import check as _check
 from tapegrad.ir.core import Const, frozen_array
+from tapegrad.util.keys import exact
 
 FOLD_LIMIT = 1 << 16  # fold results up to this many elements (or no bigger than the inputs)
 
@@ -50,7 +51,7 @@ def cse(program):
             continue
         try:
             key = (e.prim.name, tuple(v.name for v in e.inputs),
-                   tuple((k, type(v), v) for k, v in e.params))
+                   tuple((k, exact(v)) for k, v in e.params))
             hash(key)
         except TypeError:  # an unhashable param: never merged
             key = None

@@ -43,7 +43,9 @@ def like(v, t):
             return c
     if isinstance(v, (bool, int, float)) and not holds_size(v):
         dt = t.dtype
-        key = (type(v), v, dt) if v or type(v) is not float else _zero_key(v, dt)
+        # isinstance, not type(v) is float: np.float64 subclasses float, and its zeros must not
+        # share a key either (np.float64(0.0) once got a cached -0.0, so 1 / it was -inf)
+        key = (type(v), v, dt) if v or not isinstance(v, float) else _zero_key(v, dt)
         c = _consts.get(key)
         if c is not None:
             return c

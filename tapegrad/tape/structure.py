@@ -16,6 +16,7 @@ the sparsity patterns (``sparsity/detect.py``) are both keyed by it.
 (True, 1)
 """
 from tapegrad.core.tensor import Tensor
+from tapegrad.util.keys import exact
 
 
 def structure(entries, n, accept=None):
@@ -49,7 +50,13 @@ def structure(entries, n, accept=None):
                 r = where[id(a)] = -1 - len(leaves)
                 leaves.append(a)
             refs.append(r)
-        append((prim, tuple(refs), tuple(params.items())) if params else (prim, tuple(refs)))
+        if params:
+            items = tuple(params.items())
+            if float in map(type, params.values()):  # 0.0 and -0.0 must key apart
+                items = tuple((k, exact(v)) for k, v in items)
+            append((prim, tuple(refs), items))
+        else:
+            append((prim, tuple(refs)))
         if type(out) is Tensor:
             where[id(out)] = k
         elif check:

@@ -1,0 +1,22 @@
+"""Cache keys that tell apart every two values a computation can tell apart.
+
+Python's ``==`` (and so dict lookup) says ``0.0 == -0.0`` although ``1 / -0.0`` is ``-inf``,
+and ``nan != nan`` although two NaN constants compute alike. A cache keyed by such values
+would hand a trace, a merged equation or a constant made for one zero to the other. Floats
+and complex numbers are keyed by ``repr``, which round-trips exactly.
+
+>>> exact(0.0) == exact(-0.0), exact(float("nan")) == exact(float("nan"))
+(False, True)
+>>> exact((1, 2.5)) == exact((1, 2.5)), exact(3) == exact(3.0)
+(True, False)
+"""
+
+
+def exact(v):
+    """A hashable-where-``v``-is key: equal only for values that compute alike."""
+    t = type(v)
+    if t is float or t is complex:
+        return (t, repr(v))
+    if t is tuple or t is list:
+        return (t,) + tuple(map(exact, v))
+    return (t, v)
