@@ -45,8 +45,8 @@ WHY = {
           "products (sparsity + colouring) where XLA computes 100, fused",
     # a (workload, case) entry wins over the workload's
     ("W4", "hessian rosenbrock-100 f64 tf-style"):
-        "t2.jacobian(g, x) seeds all 100 rows densely ((100, 99) products, unfused), where "
-        "tapegrad.hessian colours the tridiagonal Hessian into 3 Hessian-vector products",
+        "as W4: inside tf.function, t2.jacobian(g, x) seeds 3 colours + 1 zero row of the "
+        "traced program's tridiagonal pattern (sparsity/traced.py) where XLA computes 100",
     ("W1", "seed as written (Variable, x*x*x)"):
         "as W1 (fixed Python costs of two tapes and two gradient() calls), plus a recorded "
         "variable read per use of x and two products instead of one power, on both tapes",

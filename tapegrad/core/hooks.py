@@ -9,8 +9,8 @@ compiled-derivative cache is interpreted, a Hessian without ``sparsity`` is dens
 
 >>> from tapegrad.core import hooks
 >>> sorted(hooks.NAMES)  # doctest: +NORMALIZE_WHITESPACE
-['batch_coupling', 'compiled_gradient', 'compiled_jacobian', 'sparse_hessian', 'stack',
- 'symbolic_sizes']
+['batch_coupling', 'compiled_gradient', 'compiled_jacobian', 'sparse_hessian',
+ 'sparse_jacobian', 'stack', 'symbolic_sizes']
 """
 
 
@@ -38,13 +38,19 @@ compiled_jacobian = None
 # Hessian where it pays, else ``dense`` (transforms/functional.py: hessian)
 sparse_hessian = None
 
+# sparsity/traced.py: ``sparse_jacobian(path, target, source, reverse, chunk_size, batch)``:
+# a traced tape Jacobian block with compressed seeds, or None: seed densely
+# (tape/jacobians.py: tape_jacobians, tape_batch_jacobian)
+sparse_jacobian = None
+
 # sparsity/detect.py: ``batch_coupling(entries, source, target)``: whether examples of a
 # batch_jacobian can depend on each other (True, False, or None: not known)
 # (tape/jacobians.py)
 batch_coupling = None
 
 NAMES = frozenset(("symbolic_sizes", "stack", "compiled_gradient",
-                   "compiled_jacobian", "sparse_hessian", "batch_coupling"))
+                   "compiled_jacobian", "sparse_hessian", "sparse_jacobian",
+                   "batch_coupling"))
 
 
 def install(**functions):

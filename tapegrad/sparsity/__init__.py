@@ -13,6 +13,9 @@ columns that never meet in a row can share one seed direction. This package
 
 ``tapegrad.hessian`` uses this automatically for one tensor argument when the colouring
 needs at most ``n / 4`` directions (``sparse=None``); ``sparse=True``/``False`` force it.
+Inside ``tapegrad.function``, ``GradientTape.jacobian`` and ``batch_jacobian`` of one
+source compress their seeds the same way where it pays (``traced``), with the numbers of
+the dense seeding.
 
 >>> import tapegrad as tf
 >>> f = lambda x: tf.reduce_sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
@@ -25,6 +28,7 @@ from tapegrad.sparsity.api import hessian, jacobian, pattern  # noqa: F401
 from tapegrad.sparsity.colouring import (distance2_colouring, hessian_plan,  # noqa: F401
                                          jacobian_plan, star_colouring)
 from tapegrad.sparsity.detect import program_pattern, tape_pattern  # noqa: F401
+from tapegrad.sparsity import traced  # noqa: F401  (installs the traced tape Jacobian's hook)
 
 __all__ = ["hessian", "jacobian", "pattern", "program_pattern", "tape_pattern",
            "distance2_colouring", "star_colouring", "hessian_plan", "jacobian_plan"]

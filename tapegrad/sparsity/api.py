@@ -58,7 +58,7 @@ def _compressed(entries, x, y, cache, sparse, chunk_size):
     if worth_it(plan, math.prod(x.shape), sparse):
         return decompress(compressed_rows(path, x, y, plan), plan, out_shape, y.dtype)
     ((block,),) = jacobians.tape_jacobians(entries, [y], [x], mode="forward",
-                                           chunk_size=chunk_size)
+                                           chunk_size=chunk_size, sparse=False)
     return block if block is not None else ops.zeros(out_shape, dtype=y.dtype)
 
 

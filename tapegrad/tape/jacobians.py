@@ -280,12 +280,14 @@ def _zeros_rows(k, parts):
 
 
 # -- jacobian ---------------------------------------------------------------------------------------
-def tape_jacobians(entries, targets, sources, *, mode="auto", chunk_size=None, loop=False):
+def tape_jacobians(entries, targets, sources, *, mode="auto", chunk_size=None, loop=False,
+                   sparse=True):
     """``J[i][j] = d targets[i] / d sources[j]``, of shape ``targets[i].shape + sources[j].shape``.
 
     ``entries`` are a tape's records; a block is None where the target does not depend on
     the source. All rows of a block are computed in one vectorized pass (or a few, chunked);
-    ``loop=True`` computes them one by one, unbatched.
+    ``loop=True`` computes them one by one, unbatched. ``sparse=False``: never compressed
+    (``hooks.sparse_jacobian``, which compresses one block inside a trace where it pays).
     """
     ids, uniq = {}, []
     for s in sources:
@@ -299,6 +301,14 @@ def tape_jacobians(entries, targets, sources, *, mode="auto", chunk_size=None, l
     n_out = sum(_size(t.shape) for t in ftargets if id(t) in path.connected)
     mode = choose_mode(mode, n_in, n_out)
     blocks = {}
+    if sparse and not loop and hooks.sparse_jacobian is not None and len(conn) == 1 \
+            and len(ftargets) == 1 and id(ftargets[0]) in path.connected:
+        # one block inside a trace: seeds compressed by the program's sparsity, if it pays
+        t, s = ftargets[0], conn[0]
+        out = hooks.sparse_jacobian(path, t, s, mode == "reverse", chunk_size)
+        if out is not None:
+            blocks[(id(t), id(s))] = out
+            return [[blocks.get((id(t), id(s))) for s in sources] for t in targets]
     if mode == "reverse":
         for t in ftargets:
             if id(t) in path.connected and (id(t), None) not in blocks:
@@ -406,6 +416,10 @@ def tape_batch_jacobian(entries, target, source, *, mode="auto", chunk_size=None
         # target's: they agree only for independent examples.
         mode = "reverse"
     reverse = mode == "reverse"
+    if not loop and hooks.sparse_jacobian is not None:
+        out = hooks.sparse_jacobian(path, target, source, reverse, chunk_size, batch=True)
+        if out is not None:
+            return out
     n_rows = ny if reverse else nx
     dt = target.dtype if reverse else source.dtype
     size = _rows_per_chunk(path, n_rows, dt, chunk_size, loop, b * max(nx, ny), b * nx * ny)
