@@ -2,7 +2,7 @@
 import numpy as np
 
 from tapegrad.core.tensor import constant
-from tapegrad.scipy.compiled import Compiled
+from tapegrad.scipy import reuse
 
 _IMPLICIT = {"bdf", "radau", "lsoda"}
 
@@ -31,10 +31,18 @@ def solve_ivp(fun, t_span, y0, method="BDF", t_eval=None, dense_output=False, ev
         raise ValueError(f"solve_ivp: y0 must be 1-dimensional, got shape {y0.shape}")
     extra = tuple(args) if args is not None else ()
     # The programs take y; t is a captured Variable assigned before each call, so a new t
-    # neither retraces nor bakes in, and it joins the one-point caches' key.
-    t_tensor = _TimeInput()
-    c = Compiled(lambda y: fun(t_tensor.value, y, *extra), y0, (), trace, name="fun")
-    t_tensor.compiled = c
+    # neither retraces nor bakes in, and it joins the one-point caches' key. A Compiled kept
+    # from an earlier call whose trace is exactly this one's comes with its own t.
+    t_var = _time_variable()
+    with reuse.Kept() as kept:
+        c = kept(lambda y: fun(t_var, y, *extra), y0, (), trace, name="fun", stand_ins=(t_var,))
+        return _solve(scipy_solve_ivp, c, t_span, y0, method, t_eval, dense_output, events,
+                      jac, sparse, options)
+
+
+def _solve(scipy_solve_ivp, c, t_span, y0, method, t_eval, dense_output, events, jac, sparse,
+           options):
+    t_tensor = _TimeInput(c)
 
     def f(t, y):
         t_tensor.set(t)
@@ -57,19 +65,24 @@ def solve_ivp(fun, t_span, y0, method="BDF", t_eval=None, dense_output=False, ev
             if band is not None:
                 kw.setdefault("lband", band[0])
                 kw.setdefault("uband", band[1])
-    f(float(t_span[0]), y0)  # trace now: errors surface before the solver starts
+    f(float(t_span[0]), y0)  # run once now: errors surface before the solver starts
     sol = scipy_solve_ivp(f, t_span, y0, method=method, t_eval=t_eval,
                           dense_output=dense_output, events=events, vectorized=False, **kw)
     sol.programs = dict(c.calls)
     return sol
 
 
+def _time_variable():
+    from tapegrad.core.tensor import Variable
+    return Variable(constant(np.float64(0.0)), trainable=False, name="t")
+
+
 class _TimeInput:
     """The time ``t`` as a Variable the compiled programs read (so ``t`` is not baked in)."""
 
-    def __init__(self):
-        from tapegrad.core.tensor import Variable
-        self.value = Variable(constant(np.float64(0.0)), trainable=False, name="t")
+    def __init__(self, compiled):
+        self.value = compiled.stand_ins[0]
+        self.compiled = compiled
 
     def set(self, t):
         t = np.float64(t)

@@ -3,7 +3,7 @@ import warnings
 
 import numpy as np
 
-from tapegrad.scipy.compiled import Compiled
+from tapegrad.scipy import reuse
 
 _NO_JAC = {"nelder-mead", "powell", "cobyla", "cobyqa"}
 _HESS = {"newton-cg", "dogleg", "trust-ncg", "trust-krylov", "trust-exact", "trust-constr"}
@@ -56,14 +56,21 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     if hess_mode not in HESS_MODES:
         raise ValueError(f"minimize: hess_mode must be one of {HESS_MODES}, got {hess_mode!r}")
     x0 = _x0(x0, "minimize")
+    with reuse.Kept() as kept:
+        return _minimize(so, kept, fun, x0, args, method, jac, hess, hessp, bounds,
+                         constraints, tol, callback, options, hess_mode, trace)
+
+
+def _minimize(so, kept, fun, x0, args, method, jac, hess, hessp, bounds, constraints, tol,
+              callback, options, hess_mode, trace):
     m = (method or _default_method(constraints, bounds))
     m = m.lower() if isinstance(m, str) else m
-    c = Compiled(fun, x0, args, trace, name="fun")
+    c = kept(fun, x0, args, trace, name="fun")
     shape = c.out_shape(x0)
     if int(np.prod(shape)) != 1:
         raise ValueError(f"minimize: fun must return a scalar, got an array of shape {shape}")
     if shape != ():  # a one-element array, as SciPy tolerates: differentiate its element
-        c = Compiled(lambda x, *a: _scalar(fun(x, *a)), x0, args, trace, name="fun")
+        c = kept(lambda x, *a: _scalar(fun(x, *a)), x0, args, trace, name="fun")
     kw = dict(args=(), method=method, bounds=bounds, tol=tol, callback=callback,
               options=options)
     if isinstance(m, str) and m in _NO_JAC and jac is None:
@@ -78,7 +85,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     else:
         kw["hess"], kw["hessp"] = hess, hessp
     if constraints:
-        kw["constraints"] = _constraints(constraints, x0, trace, m)
+        kw["constraints"] = _constraints(constraints, x0, trace, kept)
     f(x0)  # trace (and report a non-scalar or untraceable fun) before SciPy starts
     res = so.minimize(f, x0, **{k: v for k, v in kw.items() if v is not None or k == "jac"})
     res.programs = dict(c.calls)  # how often each compiled program ran
@@ -113,7 +120,7 @@ def _hessian_args(c, method, mode):
     return {"hess": lambda x, *a: c.hess(x)}
 
 
-def _constraints(constraints, x0, trace, method):
+def _constraints(constraints, x0, trace, kept):
     so = _scipy_optimize()
     single = isinstance(constraints, (dict, so.NonlinearConstraint, so.LinearConstraint))
     out = []
@@ -121,12 +128,12 @@ def _constraints(constraints, x0, trace, method):
         if isinstance(con, dict):
             con = dict(con)
             if "jac" not in con:
-                cc = Compiled(con["fun"], x0, con.get("args", ()), trace, name=f"constraint {k}")
+                cc = kept(con["fun"], x0, con.get("args", ()), trace, name=f"constraint {k}")
                 con["fun"] = lambda x, *a, cc=cc: cc.vector(x)
                 con["jac"] = lambda x, *a, cc=cc: cc.jac(x)
                 con.pop("args", None)
         elif isinstance(con, so.NonlinearConstraint) and not callable(con.jac):
-            cc = Compiled(con.fun, x0, (), trace, name=f"constraint {k}")
+            cc = kept(con.fun, x0, (), trace, name=f"constraint {k}")
 
             def weighted_hess(x, v, cc=cc):
                 return cc.jac_of_vjp(x, v)  # the Hessian of v . c(x)
@@ -158,20 +165,21 @@ def least_squares(fun, x0, jac="auto", bounds=(-np.inf, np.inf), method="trf", f
     so = _scipy_optimize()
     x0 = _x0(x0, "least_squares")
     kwargs = kwargs or {}
-    c = Compiled(lambda x, *a: fun(x, *a, **kwargs), x0, args, trace, name="fun")
     kw = dict(bounds=bounds, method=method, ftol=ftol, xtol=xtol, gtol=gtol, x_scale=x_scale,
               loss=loss, f_scale=f_scale, diff_step=diff_step, tr_solver=tr_solver,
               tr_options=tr_options or {}, max_nfev=max_nfev, verbose=verbose)
-    if jac == "auto":
-        use_sparse = method != "lm" and (sparse is True or (sparse == "auto"
-                                                             and c.sparse_pays("fun")))
-        kw["jac"] = (lambda x: c.sparse_jac(x)) if use_sparse else (lambda x: c.jac(x))
-    else:
-        kw["jac"], kw["jac_sparsity"] = jac, jac_sparsity
-    c.vector(x0)
-    res = so.least_squares(lambda x: c.vector(x), x0, **kw)
-    res.programs = dict(c.calls)
-    return res
+    with reuse.Kept() as kept:
+        c = kept(lambda x, *a: fun(x, *a, **kwargs), x0, args, trace, name="fun")
+        if jac == "auto":
+            use_sparse = method != "lm" and (sparse is True or (sparse == "auto"
+                                                                 and c.sparse_pays("fun")))
+            kw["jac"] = (lambda x: c.sparse_jac(x)) if use_sparse else (lambda x: c.jac(x))
+        else:
+            kw["jac"], kw["jac_sparsity"] = jac, jac_sparsity
+        c.vector(x0)
+        res = so.least_squares(lambda x: c.vector(x), x0, **kw)
+        res.programs = dict(c.calls)
+        return res
 
 
 def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, options=None,
@@ -187,17 +195,18 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     """
     so = _scipy_optimize()
     x0 = _x0(x0, "root")
-    c = Compiled(fun, x0, args, trace, name="fun")
-    c.vector(x0)
-    if isinstance(method, str) and method.lower() == "krylov" and jac is None:
-        res = _newton_krylov(c, x0, tol, callback, options or {})
-    else:
-        if jac is None:
-            jac = lambda x, *a: c.jac(x)  # noqa: E731
-        res = so.root(lambda x, *a: c.vector(x), x0, method=method, jac=jac, tol=tol,
-                      callback=callback, options=options)
-    res.programs = dict(c.calls)
-    return res
+    with reuse.Kept() as kept:
+        c = kept(fun, x0, args, trace, name="fun")
+        c.vector(x0)
+        if isinstance(method, str) and method.lower() == "krylov" and jac is None:
+            res = _newton_krylov(c, x0, tol, callback, options or {})
+        else:
+            if jac is None:
+                jac = lambda x, *a: c.jac(x)  # noqa: E731
+            res = so.root(lambda x, *a: c.vector(x), x0, method=method, jac=jac, tol=tol,
+                          callback=callback, options=options)
+        res.programs = dict(c.calls)
+        return res
 
 
 def _newton_krylov(c, x, tol, callback, options):
