@@ -19,7 +19,9 @@ large intermediates along a batch axis (a batched matmul, elementwise ops, a mat
 it) becomes a loop over blocks of that axis, so the intermediates stay in cache
 (``trace/blocking.py``); smaller programs stay straight-line. A long chain of small multiplies (a reverse pass
 through elementwise operations) becomes one ``np.multiply.reduce`` of its stacked factors,
-in the same order (``trace/fusion.py``). Shape-specific forms (BLAS
+in the same order (``trace/fusion.py``); the same elementwise computation on several small
+arrays (an optimizer's update of each variable) runs once on their concatenation
+(``trace/lanes.py``). Shape-specific forms (BLAS
 row sums, outer products, transposed weights) are in ``trace/emit_forms.py``.
 
 >>> import tapegrad as tf
@@ -54,7 +56,8 @@ import numpy as np
 from tapegrad.primitives.shape import reshape_p
 from tapegrad.trace.blocking import Region, regions, render_region, schedule
 from tapegrad.trace.emit_forms import fast_form, ufunc_of
-from tapegrad.trace.fusion import Chain, chains, pseudo_equation, render_chain
+from tapegrad.trace.fusion import Chain, fused_order, render_chain
+from tapegrad.trace.lanes import Group, render_group
 from tapegrad.ir.core import NameGen, frozen_array
 from tapegrad.ir.names import line_values, usable, value_names
 from tapegrad.util import buffers
@@ -394,19 +397,20 @@ def generate(program, fn_name=None):
     args = [ren[v.name] for v in program.inputs + program.captures]
     body = []
     eqs = program.equations
-    order = _fuse(schedule(program, regions(program)), program)
+    order = fused_order(schedule(program, regions(program)), program)
     flat = [k for item in order for k in (item.eqs if isinstance(item, Region) else [item])]
     # out= reuse is decided on the order the code runs in: a loop runs where its last equation
-    # was, a fused product chain where its last multiply was, reading all its factors there
+    # was, a fused chain or group of lanes where it is placed, reading all its inputs there
     reuse = _buffers(program.replace(equations=tuple(
-        pseudo_equation(k) if isinstance(k, Chain) else eqs[k] for k in flat)), ren)
+        k.pseudo(program) if isinstance(k, (Chain, Group)) else eqs[k] for k in flat)), ren)
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
-    pos = {k: i for i, k in enumerate(flat) if not isinstance(k, Chain)}
+    pos = {k: i for i, k in enumerate(flat) if isinstance(k, int)}
     made_by = {v.name: e for e in eqs for v in e.outs}
     comments = _source_comments(program, ren)
     for item in order:
         first = item.eqs[0] if isinstance(item, Region) else \
-            item.links[0] if isinstance(item, Chain) else item
+            item.links[0] if isinstance(item, Chain) else None if isinstance(item, Group) \
+            else item
         for line in comments.get(first, ()):
             body.append("    " + line[:96])
         if isinstance(item, Region):
@@ -414,6 +418,9 @@ def generate(program, fn_name=None):
             continue
         if isinstance(item, Chain):
             body += render_chain(item, ren, ns, gen)
+            continue
+        if isinstance(item, Group):
+            body += render_group(item, program, ren, gen)
             continue
         i, e = pos[item], eqs[item]
         names = [ren[v.name] for v in e.inputs]
@@ -441,19 +448,6 @@ def generate(program, fn_name=None):
     lines = head + r.notes + ["", f"def {fn_name}({', '.join(args)}):"] + body + [
         f"    return {ret}"]
     return "\n".join(lines) + "\n", ns
-
-
-def _fuse(order, program):
-    """``order`` with each fused product chain (``trace/fusion.py``) as one item where its
-    last multiply was, and the equations it computes itself taken out."""
-    in_loops = {k for item in order if isinstance(item, Region) for k in item.eqs}
-    found = chains(program, skip=in_loops)
-    if not found:
-        return order
-    at = {c.last: c for c in found}
-    gone = {k for c in found for k in c.removed}
-    return [at.get(item, item) for item in order
-            if isinstance(item, Region) or item in at or item not in gone]
 
 
 _DEAD_SOURCES = []  # linecache entries to drop (list.append is safe inside a finalizer)

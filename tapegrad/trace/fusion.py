@@ -29,7 +29,9 @@ import numpy as np
 
 from tapegrad.ir.core import Equation
 from tapegrad.primitives.elementwise import mul_p
+from tapegrad.trace.blocking import Region
 from tapegrad.trace.emit_forms import ufunc_of
+from tapegrad.trace.lanes import lane_groups
 
 FIXED = 6.0             # the stacked array, the reduce, its slices (in small-ufunc calls)
 STACK_ITEM = 0.3        # per array copied into a stack (measured ~0.25)
@@ -57,17 +59,52 @@ class Chain:
     def last(self):
         return self.links[-1]
 
-    def leaves(self):
-        """Every value the fused code reads (for buffer liveness)."""
+    def pseudo(self, program):
+        """A stand-in equation for buffer liveness: reads every leaf, makes ``out``."""
         seen = {}
         for _, leaves in self.factors:
             for v in leaves:
                 seen.setdefault(v.name, v)
-        return list(seen.values())
+        return Equation(mul_p, tuple(seen.values()), (), (self.out,))
 
 
 def _same(v, out):
     return tuple(v.shape) == tuple(out.shape) and v.dtype == out.dtype
+
+
+def fused_order(order, program):
+    """The emission order ``order`` (equation indices and loops) with each fused product
+    chain as one item where its last multiply was, and each group of lanes
+    (``trace/lanes.py``) as one item before the first use of its values; the equations
+    those compute themselves are taken out."""
+    in_loops = {k for item in order if isinstance(item, Region) for k in item.eqs}
+    found = chains(program, skip=in_loops)
+    at = {c.last: c for c in found}
+    gone = {k for c in found for k in c.removed}
+    order = [at.get(item, item) for item in order
+             if isinstance(item, Region) or item in at or item not in gone]
+    where, plain = {}, set()
+    for p, item in enumerate(order):
+        ks = item.eqs if isinstance(item, Region) else item.removed \
+            if isinstance(item, Chain) else [item]
+        for k in ks:
+            where[k] = p
+        if not isinstance(item, (Region, Chain)):
+            plain.add(item)
+    groups = lane_groups(program, where, set(range(len(program.equations))) - plain)
+    if not groups:
+        return order
+    members = {k for g in groups for k in g.equations()}
+    before = {}
+    for g in groups:
+        before.setdefault(g.at, []).append(g)
+    out = []
+    for p, item in enumerate(order):
+        out.extend(before.get(p, ()))
+        if isinstance(item, (Region, Chain)) or item not in members:
+            out.append(item)
+    out.extend(before.get(len(order), ()))
+    return out
 
 
 def chains(program, skip=()):
@@ -212,11 +249,6 @@ def _plan(chain, eqs, made_by, uses, consts, skip):
         chain.exprs.setdefault(sig, tree)
         chain.removed += ks
     chain.removed += chain.links
-
-
-def pseudo_equation(chain):
-    """A stand-in equation for buffer liveness: the chain reads every leaf and makes ``out``."""
-    return Equation(mul_p, tuple(chain.leaves()), (), (chain.out,))
 
 
 def _rows(rows, ns, gen):

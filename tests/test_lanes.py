@@ -1,0 +1,136 @@
+"""Lanes in generated code (``trace/lanes.py``): the same elementwise computation on several
+arrays, done once on their concatenation, gives the interpreter's bits on both sides of
+the cost model's thresholds."""
+import numpy as np
+import pytest
+
+import tapegrad as tf
+from tapegrad.trace import lanes
+from test_fusion import assert_same_bits, run_both, special
+
+MARK = "computed once on their concatenation"
+SHAPES = [(16, 64), (64,), (64, 64), (64,), (64, 1), (1,)]  # W9's variables
+
+
+def adam(*args):
+    """Keras's Adam update of every variable (its elementwise part), one lane each."""
+    n = (len(args) - 1) // 4
+    gs, ms, vs, ps, alpha = args[:n], args[n:2 * n], args[2 * n:3 * n], args[3 * n:-1], args[-1]
+    out = []
+    for g, m, v, p in zip(gs, ms, vs, ps):
+        m = m + (g - m) * 0.1
+        v = v + (tf.square(g) - v) * 0.001
+        out += [p - m * alpha / (tf.sqrt(v) + 1e-7), m, v]
+    return out
+
+
+def adam_inputs(shapes, dtype="float32", seed=0):
+    xs = [special(s, dtype, seed + k) for k, s in enumerate(shapes * 4)]
+    n = len(shapes)
+    for k in range(2 * n, 3 * n):  # velocities: mostly non-negative, one NaN, inf, -0.0 each
+        xs[k] = np.abs(xs[k]) * np.where(np.arange(xs[k].size).reshape(xs[k].shape) % 7, 1, -1)
+    return xs + [np.asarray(0.001, dtype)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_adam_over_variables_of_different_shapes_is_exact(dtype):
+    with np.errstate(all="ignore"):
+        src = run_both(adam, *adam_inputs(SHAPES, dtype))
+    assert MARK in src and "# 6 lanes of the same " in src
+
+
+def test_lanes_pay_from_a_number_of_lanes_that_grows_with_the_size():
+    """``p - lr * g`` per variable: two operations, so only many lanes pay, more of them
+    when the arrays are large; both sides are exact."""
+    def sgd(*args):
+        n = len(args) // 2
+        return [p - g * 0.01 for p, g in zip(args[:n], args[n:])]
+
+    first = {}
+    for size in (8, 256):
+        fused = []
+        for m in range(2, 24):
+            with np.errstate(all="ignore"):
+                src = run_both(sgd, *[special((size,), "float32", k) for k in range(2 * m)])
+            if MARK in src:
+                fused.append(m)
+        assert fused and fused == list(range(fused[0], 24))
+        first[size] = fused[0]
+    assert 2 < first[8] < first[256]
+
+
+def test_no_group_beyond_max_bytes():
+    """Thirty operations a lane amortise the copies; the size limit still holds."""
+    def deep(*xs):
+        out = []
+        for x in xs:
+            for _ in range(10):
+                x = tf.tanh(x) * 0.5 + x
+            out.append(x)
+        return out
+
+    big = lanes.MAX_BYTES // (6 * 4)  # float32 elements per lane at the limit
+    for size, fused in ((big, True), (big + 1, False)):
+        with np.errstate(all="ignore"):
+            src = run_both(deep, *[special((size,), "float32", k) for k in range(6)])
+        assert (MARK in src) == fused
+
+
+def test_a_value_used_before_the_end_places_the_group_before_that_use():
+    def f(a, b, c, w):
+        outs = [tf.tanh(x) * 2.0 + x for x in (a, b, c)]  # three lanes of three operations
+        first = tf.reshape(outs[0], [1, -1]) @ w          # an early use of one lane's value
+        return outs + [first * 3.0]
+
+    xs = [special((40,), "float64", k) for k in range(3)] + [special((40, 2), "float64", 3)]
+    with np.errstate(all="ignore"):
+        src = run_both(f, *xs)
+    assert MARK in src
+    assert src.index(MARK) < src.index(" @ ")
+
+
+def test_a_lane_whose_input_comes_after_another_lanes_use_is_not_grouped():
+    def f(a, b, w):
+        x = tf.tanh(a) * 2.0 + a
+        s = tf.reduce_sum(tf.reshape(x, [1, -1]) @ w)  # x used here ...
+        y = tf.tanh(b * s) * 2.0 + b * s               # ... before y's input b * s exists
+        return x, y
+
+    xs = [special((40,), "float64", k) for k in range(2)] + [special((40, 1), "float64", 2)]
+    with np.errstate(all="ignore"):
+        src = run_both(f, *xs)
+    assert MARK not in src
+
+
+def test_an_adam_step_under_function_matches_its_program_run_through_bind():
+    """The Keras optimizer under ``tf.function``: the generated code (with lanes) against
+    the same program run by the interpreter (a call under a tape runs it through bind)."""
+    keras = tf.keras
+    model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(7, activation="tanh"),
+                              keras.layers.Dense(3), keras.layers.Dense(1)])
+    opt = keras.optimizers.Adam(1e-2)
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.standard_normal((11, 5)).astype("float32"))
+    y = tf.constant(rng.standard_normal((11, 1)).astype("float32"))
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    step()
+    assert MARK in step.get_concrete_function().source()
+    start = [v.numpy().copy() for v in model.variables + opt.variables]
+    step()
+    compiled = [v.numpy().copy() for v in model.variables + opt.variables]
+    for v, s in zip(model.variables + opt.variables, start):
+        v.assign(s)
+    with tf.GradientTape():
+        step()
+    for v, c in zip(model.variables + opt.variables, compiled):
+        assert_same_bits(c, v.numpy())
+        assert np.isfinite(c).all()
+    assert any(not np.array_equal(c, s) for c, s in zip(compiled, start))
