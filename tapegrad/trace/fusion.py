@@ -68,6 +68,11 @@ class Chain:
         return Equation(mul_p, tuple(seen.values()), (), (self.out,))
 
 
+# float16 is not: where the reduced axis is contiguous (one-element factors) NumPy reduces
+# half floats in a float32 accumulator, rounding once instead of after every multiply.
+_EXACT = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _same(v, out):
     return tuple(v.shape) == tuple(out.shape) and v.dtype == out.dtype
 
@@ -125,7 +130,7 @@ def chains(program, skip=()):
     def is_link(e):
         out = e.outs[0]
         return (ufunc_of(e.prim) is np.multiply and not e.params and len(e.inputs) == 2
-                and len(e.outs) == 1 and out.dtype.kind == "f" and out.ndim >= 1
+                and len(e.outs) == 1 and out.dtype in _EXACT and out.ndim >= 1
                 and all(operand(v, out) for v in e.inputs)
                 and any(_same(v, out) for v in e.inputs))
 
