@@ -70,6 +70,13 @@ class Interpreter:
         """See a ``custom_gradient`` operation from ``inputs`` to ``out``, whose rules are
         the user's (``tape/custom_gradient.py``)."""
 
+    def sees(self, tensor):
+        """Whether this recorder records operations on ``tensor`` now (it watches it, or
+        recorded the operation that made it, and is not paused): True, False, or None where
+        it cannot tell. ``primitives/memo.py`` reuses a rule's tensor only where every
+        recorder answers."""
+        return None
+
     def derivative_mark(self):
         """Derivative code (a reverse pass, a tangent) is about to be recorded by this
         recorder: what ``derivative_done`` needs to note which entries it was, or None."""

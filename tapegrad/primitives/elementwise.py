@@ -10,12 +10,15 @@ import operator
 import numpy as np
 
 from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer_pow, log,
-    logical_and, multiply, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, where, zeros_like)
+    logical_and, multiply, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, square, where,
+    zeros_like)
 from tapegrad.primitives.families import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
+from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError
 from tapegrad.primitives import identities
 from tapegrad.primitives.complex import conj, is_complex, real
+from tapegrad.primitives.memo import derived
 from tapegrad.primitives.params import check_int
 from tapegrad.primitives.families import (broadcast_shapes, elementwise, elementwise_batch,
                                           no_bool, ufunc_dtype)
@@ -230,7 +233,16 @@ acos_p  = unary("acos", xp.arccos, lambda g, ans, x: -g * rsqrt(1 - x * x), comp
 atan_p  = unary("atan", xp.arctan, lambda g, ans, x: g / (1 + x * x), complex="holomorphic")
 sinh_p  = unary("sinh", xp.sinh, lambda g, ans, x: g * cosh(x), complex="holomorphic")
 cosh_p  = unary("cosh", xp.cosh, lambda g, ans, x: g * sinh(x), complex="holomorphic")
-tanh_p  = unary("tanh", xp.tanh, lambda g, ans, x: g * (1 - ans * ans), complex="holomorphic")
+
+
+def _one_minus_square(y):
+    return 1 - (square(y) if isinstance(y, Tensor) else xp.square(y))
+
+
+# d tanh = 1 - tanh^2, made once per output for all the passes of nested tapes (memo.py)
+tanh_p  = unary("tanh", xp.tanh,
+                lambda g, ans, x: g * derived(ans, "1-y^2", _one_minus_square),
+                complex="holomorphic")
 
 # ---- activations --------------------------------------------------------------------------
 sigmoid_p  = unary("sigmoid", _sigmoid, lambda g, ans, x: g * ans * (1 - ans),

@@ -108,6 +108,10 @@ class ForwardAccumulator(Interpreter):
         if t is not None:
             self._put(out, t)
 
+    def sees(self, tensor):
+        e = self._tangents.get(id(tensor))  # entries of dead tensors are dropped
+        return e is not None and e[0]() is tensor
+
     def record_custom(self, op, inputs, out, recorders, index):
         # The function's own operations gave ``out`` its tangent, as TensorFlow does; the
         # custom rule, transposed, only where they left it none (a Python number, a NumPy

@@ -183,6 +183,10 @@ class GradientTape(Interpreter):
     def record_custom(self, op, inputs, out, recorders, index):
         self.record(op, inputs, {}, out, recorders, index)
 
+    def sees(self, tensor):
+        # the watched ids are alive: the tape keeps what it watched and what it recorded
+        return not self._paused and id(tensor) in self._watched
+
     def derivative_mark(self):
         return self._entries, len(self._entries)
 

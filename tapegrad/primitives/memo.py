@@ -1,0 +1,90 @@
+"""Values that a primitive's derivative rules compute from its output, made once per output.
+
+Nested tapes differentiate the same operation several times: in a physics-informed step
+(u_x and u_xx by nested tapes, then the weight gradient) the rule of every ``tanh`` runs
+in each pass and computes ``1 - y*y`` of the same output ``y`` each time, and the outer
+tapes record each copy and differentiate through each copy again. ``derived(ans, key, make)``
+gives the rules one tensor per output instead: made by ``make(ans)`` the first time, and
+handed out again while it is what the plain rule would give the recorders now. The value
+is the same (the same operations on the same array); what changes is that the outer tapes
+see one recorded tensor used twice instead of two copies, as a compiled program's
+common-subexpression elimination sees it.
+
+A remembered tensor is handed out again only where that is exact for every recorder on the
+stack: each either does not record operations on ``ans`` now (it never watched it, it was
+reset, it is paused), or it recorded the remembered tensor itself (so its derivative
+reaches ``ans`` through the recorded operations, as a fresh copy's would). Recorders say
+so through ``Interpreter.sees``; one that cannot tell (None) makes a fresh copy. Nothing is
+remembered or reused under a trace or a vmap (``STATE.stack.computers``: a compiled
+program has its own common-subexpression elimination), nor for NumPy arrays (a first-order
+pass that nothing records: its operations are plain NumPy, and it is usually compiled).
+The remembered tensor lives as long as ``ans`` does (a weak reference drops it then); only
+outputs that a recorder holds anyway are remembered.
+
+>>> import numpy as np
+>>> import tapegrad as tf
+>>> x = tf.constant([0.5, -1.0])
+>>> with tf.GradientTape() as t2:
+...     t2.watch(x)
+...     with tf.GradientTape() as t1:
+...         t1.watch(x)
+...         y = tf.tanh(x)
+...     dy = t1.gradient(y, x)    # makes 1 - y*y, which t2 records
+>>> d2 = t2.gradient(dy, x)       # tanh's rule in this pass gets that tensor again
+>>> t = np.tanh(x.numpy())
+>>> bool(np.allclose(d2.numpy(), -2 * t * (1 - t * t)))
+True
+"""
+import threading
+import weakref
+
+from tapegrad.core.state import STATE
+from tapegrad.core.tensor import Tensor
+
+_lock = threading.Lock()
+_memo = {}  # id(ans) -> (weak reference to ans, {key: derived tensor})
+
+
+def derived(ans, key, make):
+    """``make(ans)``, or the tensor it gave before for this ``ans`` where that is exact (see
+    the module doc). ``key`` names the derived value among those of one output."""
+    if type(ans) is not Tensor:  # NumPy (nothing records), symbolic or batched values
+        return make(ans)
+    st = STATE.stack
+    if st.computers:
+        return make(ans)
+    entry = _memo.get(id(ans))
+    if entry is not None and entry[0]() is ans:
+        d = entry[1].get(key)
+        if d is not None and _still_exact(st.recorders, ans, d):
+            return d
+    d = make(ans)
+    if st.recording_only and type(d) is Tensor:
+        _remember(ans, key, d)
+    return d
+
+
+def _still_exact(recorders, ans, d):
+    for r in recorders:
+        if r.sees(ans) is not False and r.sees(d) is not True:
+            return False
+    return True
+
+
+def _remember(ans, key, d):
+    k = id(ans)
+    with _lock:
+        entry = _memo.get(k)
+        if entry is None or entry[0]() is not ans:
+            def forget(ref, k=k):
+                with _lock:
+                    e = _memo.get(k)
+                    if e is not None and e[0] is ref:
+                        del _memo[k]
+            entry = _memo[k] = (weakref.ref(ans, forget), {})
+        entry[1][key] = d
+
+
+def remembered():
+    """How many outputs have derived values remembered now (for tests)."""
+    return sum(1 for ref, _ in list(_memo.values()) if ref() is not None)

@@ -1,0 +1,178 @@
+"""Derived values of an output made once for every derivative pass (primitives/memo.py).
+
+tanh's rule takes ``1 - y*y`` from ``derived``: nested tapes get one tensor per output, and
+it is handed out again only where every recorder on the stack would see the same thing as
+with a fresh copy. Derivatives are checked by central differences in float64; the cases
+where a copy must be made (a recorder paused when the tensor was made, a reset tape that
+watches the output again) are checked against the derivative they must give.
+"""
+import gc
+
+import numpy as np
+import pytest
+
+import tapegrad as tf
+from tapegrad.core.dispatch import PRIMITIVES
+from tapegrad.primitives import memo
+
+X = np.array([0.3, -1.2, 2.0, 0.0])
+EPS = 1e-5
+
+
+def central(f, x):
+    return (f(x + EPS) - f(x - EPS)) / (2 * EPS)
+
+
+def d1(x):
+    return 1 - np.tanh(x) ** 2
+
+
+def d2(x):
+    return central(d1, x)
+
+
+def d3(x):
+    return central(d2, x)
+
+
+def first_derivative_on_a_tape(x):
+    """``(t2, d tanh(x)/dx)`` by a tape inside ``t2`` (both watch ``x``); ``t2`` has exited."""
+    with tf.GradientTape() as t2:
+        t2.watch(x)
+        with tf.GradientTape() as t1:
+            t1.watch(x)
+            y = tf.tanh(x)
+        g1 = t1.gradient(y, x)
+    return t2, g1
+
+
+@pytest.fixture
+def squares(monkeypatch):
+    """Counts the calls of the square primitive (what 1 - y*y is made of)."""
+    calls = [0]
+    p = PRIMITIVES["square"]
+    impl = p.impl
+
+    def counted(*a, **k):
+        calls[0] += 1
+        return impl(*a, **k)
+    monkeypatch.setattr(p, "impl", counted)
+    return calls
+
+
+def test_nested_tapes_share_one_minus_square_and_stay_correct(squares):
+    x = tf.constant(X)
+    with tf.GradientTape() as t3:
+        t3.watch(x)
+        t2, g1 = first_derivative_on_a_tape(x)
+        made = squares[0]
+        g2 = t2.gradient(g1, x)
+        assert squares[0] == made == 1  # the second pass took the first pass's tensor
+    g3 = t3.gradient(g2, x)
+    np.testing.assert_allclose(g1.numpy(), d1(X), rtol=1e-12)
+    np.testing.assert_allclose(g2.numpy(), d2(X), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(g3.numpy(), d3(X), rtol=1e-4, atol=1e-6)
+
+
+def test_a_recorder_paused_when_it_was_made_gets_a_fresh_copy(squares):
+    x = tf.constant(X)
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape(persistent=True) as inner:
+            inner.watch(x)
+            y = tf.tanh(x)
+        with outer.stop_recording():
+            inner.gradient(y, x)      # makes 1 - y*y while outer does not record
+        before = squares[0]
+        g = inner.gradient(y, x)      # outer records now: it must see 1 - y*y made from y
+        assert squares[0] == before + 1
+    np.testing.assert_allclose(outer.gradient(g, x).numpy(), d2(X), rtol=1e-7, atol=1e-9)
+
+
+def test_a_reset_tape_that_watches_the_output_again_gets_a_fresh_copy():
+    x = tf.constant(X)
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape(persistent=True) as inner:
+            inner.watch(x)
+            y = tf.tanh(x)
+        inner.gradient(y, x)          # outer records 1 - y*y ...
+        outer.reset()                 # ... and forgets it
+        outer.watch(y)
+        g = inner.gradient(y, x)      # g = 1 - y*y, recorded from y again
+    dg_dy = outer.gradient(g, y)
+    np.testing.assert_allclose(dg_dy.numpy(), -2 * np.tanh(X), rtol=1e-12)
+
+
+def test_forward_over_reverse_and_reverse_over_forward():
+    x = tf.constant(X)
+    v = tf.constant(np.ones_like(X))
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        t2, g1 = first_derivative_on_a_tape(x)
+        g2 = t2.gradient(g1, x)
+    np.testing.assert_allclose(acc.jvp(g1).numpy(), d2(X), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(acc.jvp(g2).numpy(), d3(X), rtol=1e-4, atol=1e-6)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        with tf.autodiff.ForwardAccumulator(x, v) as acc:
+            y = tf.tanh(x)
+            dy = acc.jvp(y)
+        with tf.autodiff.ForwardAccumulator(x, v) as acc2:
+            dy_again = tf.tanh(x)  # a new output: its own derived value
+        assert acc2.jvp(dy_again) is not None
+    np.testing.assert_allclose(t.gradient(dy, x).numpy(), d2(X), rtol=1e-7, atol=1e-9)
+
+
+def test_compiled_and_cached_passes_give_the_interpreters_numbers():
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.standard_normal((2, 8)), rng.standard_normal((8, 1))
+    params = [tf.constant(w1), tf.constant(w2)]
+    x = tf.constant(rng.standard_normal((16, 2)))
+
+    def step(params, x):
+        with tf.GradientTape() as outer:
+            outer.watch(params)
+            with tf.GradientTape() as t2:
+                t2.watch(x)
+                with tf.GradientTape() as t1:
+                    t1.watch(x)
+                    u = tf.matmul(tf.tanh(tf.matmul(x, params[0])), params[1])
+                du = t1.gradient(u, x)
+            d2u = t2.gradient(du, x)
+            loss = tf.reduce_sum(d2u * d2u + u)
+        return outer.gradient(loss, params)
+
+    tf.config.set_derivative_cache(False)
+    try:
+        plain = [g.numpy() for g in step(params, x)]
+    finally:
+        tf.config.set_derivative_cache(True)
+    for _ in range(4):  # the third and later outer passes run as generated code, whose
+        # sums over rows are GEMMs (test_derivative_cache.py's tolerance, the same here)
+        for a, b in zip(step(params, x), plain):
+            np.testing.assert_allclose(a.numpy(), b, rtol=1e-12, atol=1e-12)
+    compiled = tf.function(step)
+    for a, b in zip(compiled(params, x), plain):
+        np.testing.assert_allclose(a.numpy(), b, rtol=1e-12, atol=1e-12)
+
+
+def test_nothing_is_kept_once_the_output_is_gone():
+    gc.collect()
+    start = memo.remembered()
+    t2, g1 = first_derivative_on_a_tape(tf.constant(X))
+    assert memo.remembered() == start + 1
+    del g1, t2  # the tape held the output (tanh's y)
+    gc.collect()
+    assert memo.remembered() == start
+
+
+def test_first_order_gradients_remember_nothing():
+    gc.collect()
+    start = memo.remembered()
+    x = tf.constant(X)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = tf.tanh(x)
+    keep = y
+    np.testing.assert_allclose(t.gradient(y, x).numpy(), d1(X), rtol=1e-12)
+    assert memo.remembered() == start and keep is y
