@@ -123,37 +123,45 @@ def test_forward_over_reverse_and_reverse_over_forward():
     np.testing.assert_allclose(t.gradient(dy, x).numpy(), d2(X), rtol=1e-7, atol=1e-9)
 
 
-def test_compiled_and_cached_passes_give_the_interpreters_numbers():
-    rng = np.random.default_rng(0)
-    w1, w2 = rng.standard_normal((2, 8)), rng.standard_normal((8, 1))
-    params = [tf.constant(w1), tf.constant(w2)]
+def pinn_like_step(params, x):
+    """u_x by a tape, its x-derivative by another, a loss of both, its weight gradient."""
+    with tf.GradientTape() as outer:
+        outer.watch(params)
+        with tf.GradientTape() as t2:
+            t2.watch(x)
+            with tf.GradientTape() as t1:
+                t1.watch(x)
+                u = tf.matmul(tf.tanh(tf.matmul(x, params[0])), params[1])
+            du = t1.gradient(u, x)
+        d2u = t2.gradient(du, x)
+        loss = tf.reduce_sum(d2u * d2u + u)
+    return outer.gradient(loss, params)
+
+
+def pinn_case(seed):
+    """Weights, points, and the outer gradient by the interpreter (no derivative cache)."""
+    rng = np.random.default_rng(seed)
+    params = [tf.constant(rng.standard_normal((2, 8))), tf.constant(rng.standard_normal((8, 1)))]
     x = tf.constant(rng.standard_normal((16, 2)))
-
-    def step(params, x):
-        with tf.GradientTape() as outer:
-            outer.watch(params)
-            with tf.GradientTape() as t2:
-                t2.watch(x)
-                with tf.GradientTape() as t1:
-                    t1.watch(x)
-                    u = tf.matmul(tf.tanh(tf.matmul(x, params[0])), params[1])
-                du = t1.gradient(u, x)
-            d2u = t2.gradient(du, x)
-            loss = tf.reduce_sum(d2u * d2u + u)
-        return outer.gradient(loss, params)
-
     tf.config.set_derivative_cache(False)
     try:
-        plain = [g.numpy() for g in step(params, x)]
+        plain = [g.numpy() for g in pinn_like_step(params, x)]
     finally:
         tf.config.set_derivative_cache(True)
-    for _ in range(4):  # the third and later outer passes run as generated code, whose
-        # sums over rows are GEMMs (test_derivative_cache.py's tolerance, the same here)
-        for a, b in zip(step(params, x), plain):
-            np.testing.assert_allclose(a.numpy(), b, rtol=1e-12, atol=1e-12)
-    compiled = tf.function(step)
-    for a, b in zip(compiled(params, x), plain):
+    return params, x, plain
+
+
+def assert_as_plain(got, plain):
+    # the generated passes sum over rows by GEMMs: test_derivative_cache.py's tolerance
+    for a, b in zip(got, plain):
         np.testing.assert_allclose(a.numpy(), b, rtol=1e-12, atol=1e-12)
+
+
+def test_cached_and_compiled_passes_give_the_interpreters_numbers():
+    params, x, plain = pinn_case(0)
+    for _ in range(4):  # the third and later outer passes run as generated code
+        assert_as_plain(pinn_like_step(params, x), plain)
+    assert_as_plain(tf.function(pinn_like_step)(params, x), plain)
 
 
 def test_nothing_is_kept_once_the_output_is_gone():
@@ -176,3 +184,20 @@ def test_first_order_gradients_remember_nothing():
     keep = y
     np.testing.assert_allclose(t.gradient(y, x).numpy(), d1(X), rtol=1e-12)
     assert memo.remembered() == start and keep is y
+
+
+def test_the_cached_outer_pass_reads_derived_values_off_the_tape(monkeypatch):
+    from tapegrad.compile import derivative_cache
+    params, x, plain = pinn_case(1)
+    derivative_cache.clear()
+    for _ in range(4):
+        assert_as_plain(pinn_like_step(params, x), plain)
+    assert derivative_cache.replay_hits() >= 1
+    (source,) = derivative_cache.cached_sources()
+    assert "square" not in source  # tanh's 1 - y*y is the tape's, not made again
+    # a tape whose derived values are not remembered is not replayed with them: it is keyed
+    # anew (and computed by the interpreter until that key repeats)
+    monkeypatch.setattr(memo, "derived_values", lambda ans: {})
+    hits = derivative_cache.replay_hits()
+    assert_as_plain(pinn_like_step(params, x), plain)
+    assert derivative_cache.replay_hits() == hits

@@ -40,6 +40,7 @@ from tapegrad import config
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, Variable
+from tapegrad.primitives import memo
 from tapegrad.tape.backward import backward
 from tapegrad.tape.jacobians import tape_jacobians
 from tapegrad.tape.structure import structure
@@ -177,10 +178,11 @@ class _Replay:
     """
 
     __slots__ = ("compiled", "plan", "leaf_refs", "leaf_types", "seeds", "source_ids",
-                 "sources")
+                 "sources", "derived")
 
     def __init__(self, compiled, key, entries, n, leaves, seeds, sources):
         self.compiled, self.sources = compiled, sources
+        self.derived = next((p[1] for p in key if p[0] == "derived"), ())
         self.plan = [(entries[k][0], key[k][1], entries[k][2]) for k in range(n)]
         self.leaf_refs = [weakref.ref(a) for a in leaves]
         self.leaf_types = [(a._value.shape, a._value.dtype) for a in leaves]
@@ -230,6 +232,9 @@ class _Replay:
         for r, sid in self.sources:  # the same ids, and in the same places
             if (id(entries[r][3]) if r >= 0 else id(got[-1 - r])) != sid:
                 return None
+        for k, name, j in self.derived:  # the pass reads these derived values off the tape
+            if memo.derived_values(entries[k][3]).get(name) is not entries[j][3]:
+                return None
         return got
 
 
@@ -243,6 +248,9 @@ def _key(entries, n, seeds, sources, sort_sources):
     if made is None:
         return None
     parts, leaves, pos = made
+    derived = _derived(entries, n, pos)
+    if derived:
+        parts.append(("derived", derived))
     concrete = (Tensor, Variable)
     for a in leaves:
         if type(a) not in concrete:  # a vmap's or a trace's value: not ours
@@ -268,6 +276,19 @@ def _key(entries, n, seeds, sources, sort_sources):
         refs.append((s.shape, s.dtype) if r is None else r)
     parts.append(("sources",) + tuple(refs))
     return tuple(parts), leaves, sources
+
+
+def _derived(entries, n, pos):
+    """``((k, name, j), ...)``: entry ``j``'s output is the derived value ``name`` of entry
+    ``k``'s (``primitives/memo.py``), so the pass may read it instead of computing it anew:
+    the same operations on the same array gave it."""
+    found = []
+    for k in range(n):
+        for name, d in memo.derived_values(entries[k][3]).items():
+            j = pos.get(id(d))
+            if type(j) is int and j >= 0:
+                found.append((k, name, j))
+    return tuple(found)
 
 
 class _Eligible(dict):
@@ -316,8 +337,11 @@ def _compile(entries, n, leaves, key, what):
                     for i, a in enumerate(leaves)]
             outs = [b.add_input(e[3]._value.shape, e[3]._value.dtype, f"y{k}")
                     for k, e in enumerate(entries[:n])]
-            sym_seeds = {}
+            sym_seeds, table = {}, {}
             for part in key:
+                if part[0] == "derived":
+                    for k, name, j in part[1]:
+                        table.setdefault(id(outs[k]), (outs[k], {}))[1][name] = outs[j]
                 if part[0] == "seed":
                     k = part[1]
                     sym_seeds[id(outs[k])] = (outs[k] if len(part) == 2 else
@@ -333,7 +357,8 @@ def _compile(entries, n, leaves, key, what):
                     sym_sources.append(syms[-1 - r] if r < 0 else outs[r])
                 else:  # off the tape: a stand-in that nothing depends on
                     sym_sources.append(b.add_input(r[0], r[1], "unused"))
-            results = _run_pass(what, sym_entries, sym_seeds, sym_sources)
+            with memo.given(table):
+                results = _run_pass(what, sym_entries, sym_seeds, sym_sources)
             found = [i for i, r in enumerate(results) if r is not None]
             if not found:
                 return None

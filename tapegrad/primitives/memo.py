@@ -43,11 +43,17 @@ from tapegrad.core.tensor import Tensor
 
 _lock = threading.Lock()
 _memo = {}  # id(ans) -> (weak reference to ans, {key: derived tensor})
+_given = threading.local()  # .table: {id(ans): (ans, {key: d})} while a pass is traced
 
 
 def derived(ans, key, make):
     """``make(ans)``, or the tensor it gave before for this ``ans`` where that is exact (see
     the module doc). ``key`` names the derived value among those of one output."""
+    table = getattr(_given, "table", None)
+    if table is not None:
+        entry = table.get(id(ans))
+        if entry is not None and entry[0] is ans and key in entry[1]:
+            return entry[1][key]
     if type(ans) is not Tensor:  # NumPy (nothing records), symbolic or batched values
         return make(ans)
     st = STATE.stack
@@ -83,6 +89,34 @@ def _remember(ans, key, d):
                         del _memo[k]
             entry = _memo[k] = (weakref.ref(ans, forget), {})
         entry[1][key] = d
+
+
+def derived_values(ans):
+    """``{key: tensor}`` remembered for ``ans`` now (empty if none): each is what
+    ``make(ans)`` gave, so a pass may read it instead of recomputing it."""
+    entry = _memo.get(id(ans))
+    if entry is None or entry[0]() is not ans:
+        return {}
+    return dict(entry[1])
+
+
+class given:
+    """``with given({id(ans): (ans, {key: d})}):`` ``derived`` answers ``d`` for these
+    ``ans`` (stand-ins of a traced pass: ``compile/derivative_cache.py`` hands the symbolic
+    pass the tape's own derived tensors, which ``derived_values`` vouches for)."""
+
+    __slots__ = ("table", "old")
+
+    def __init__(self, table):
+        self.table = table
+
+    def __enter__(self):
+        self.old = getattr(_given, "table", None)
+        _given.table = self.table
+
+    def __exit__(self, *exc):
+        _given.table = self.old
+        return False
 
 
 def remembered():
