@@ -131,6 +131,15 @@ def test_plus_zero_case_keeps_the_scatter_and_minus_zero_case_selects():
     check(jacobian_tape(lambda x: -3.0 * x), v)
 
 
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev", "jacobian"])
+def test_functional_jacobians_inside_a_trace(name):
+    v = np.linspace(0.0, 1.5, 40)
+    v[7] = np.inf
+    jac = getattr(tf, name)(lambda x: stencil(x) + tf.sqrt(x[1:-1]))
+    assert compressed(jac, tf.constant(v))
+    check(jac, tf.constant(v))
+
+
 def test_dense_structure_keeps_dense_seeds():
     x = tf.constant(np.linspace(0.1, 1.0, 32))
     f = lambda x: x * tf.reduce_sum(x ** 2)  # noqa: E731
@@ -170,6 +179,20 @@ def test_chunk_size_below_the_compressed_rows_stays_dense():
     assert not compressed(jacobian_tape(stencil, chunk_size=3), x)
     assert compressed(jacobian_tape(stencil, chunk_size=4), x)
     check(jacobian_tape(stencil, chunk_size=3), x)
+
+
+def test_detection_must_fit_the_memory_budget():
+    x = tf.constant(np.linspace(0.5, 1.5, 64))
+    jac = jacobian_tape(stencil)
+    # the detection needs about 62 rows x (the sizes on the path) + 5 x 62**2 bytes
+    tf.config.set_memory_budget(256 << 10)
+    try:
+        assert compressed(jac, x)
+        tf.config.set_memory_budget(16 << 10)
+        assert not compressed(jac, x)
+        check(jac, x)
+    finally:
+        tf.config.set_memory_budget(None)
 
 
 def test_float32():
@@ -284,6 +307,8 @@ def test_plan_refuses_what_cannot_pay_and_recovers_every_entry():
             m, n = p.shape
             jac = np.where(p, rng.normal(size=p.shape), 0.0)
             r = plan.seed @ jac if reverse else plan.seed @ jac.T  # (k, n) or (k, m)
+            flat = np.ravel_multi_index(plan.index, (m, n)).ravel()
+            assert np.unique(flat).size == flat.size  # each entry of R has its own place
             out = np.zeros((m, n))
             out[plan.index] = r
             np.testing.assert_array_equal(out, jac)

@@ -20,13 +20,15 @@ The mode stays the one the dense Jacobian uses (forward and reverse round differ
 Cost model: compress when ``c + 1 <= RATIO * n`` for ``n >= MIN_SIZE`` dense rows
 (``compressed.py``), and not past a given ``chunk_size``; sizes that a trace keeps
 symbolic (``trace/symbolic.py``) stay dense, since a colouring holds for one size only.
+The detection's booleans must fit ``config.memory_budget()``, as the dense pass's chunks
+do. Eager tapes seed densely (``_applies``).
 """
 import math
 from typing import NamedTuple
 
 import numpy as np
 
-from tapegrad import ops
+from tapegrad import config, ops
 from tapegrad.control_flow.ops import cond
 from tapegrad.core import hooks
 from tapegrad.core.state import STATE
@@ -72,7 +74,9 @@ def make_plan(pattern, reverse):
     # entries of r that are not structural: it goes to one of those, each to its own
     empty = slot < 0
     rank = np.cumsum(empty, axis=0) - 1
-    free = np.argsort(q, axis=1, kind="stable")  # each row's non-structural columns first
+    # the first c + 1 + (most entries in a row) columns hold c + 1 free ones in every row
+    width = min(n_rows, c + 1 + int(q.sum(axis=1).max(initial=0)))
+    free = np.argsort(q[:, :width], axis=1, kind="stable")  # non-structural columns first
     r_idx = np.broadcast_to(np.arange(n_other), slot.shape)
     slot[empty] = free[r_idx[empty], rank[empty]]
     seed = np.zeros((c + 1, n_rows))
@@ -83,6 +87,15 @@ def make_plan(pattern, reverse):
 
 
 _PLANS = {}
+
+
+def _detection_bytes(path, source, n_rows):
+    # the dependency booleans of every value on the path, and the colouring's conflict
+    # matrix (float32 products and booleans)
+    sizes = math.prod(source.shape) + sum(math.prod(o.shape) for e in path.entries
+                                          for o in (e[3] if isinstance(e[3], (tuple, list))
+                                                    else (e[3],)))
+    return n_rows * sizes + 5 * n_rows * n_rows
 
 
 def _cached_plan(path, source, target, reverse, batch):
@@ -123,7 +136,11 @@ def _batch_pattern(path, source, target):
 
 def _applies(path, source, target):
     if not STATE.stack.tracers or STATE.stack.batch_level:
-        return False  # eager tapes seed densely; the trace pays for detection once
+        # Eager tapes seed densely: each call would pay the structure key, and a structure
+        # that changes with every call (a gather's indices) the detection too, about as much
+        # as a dense pass. A trace pays it once (so does the derivative cache's compiled
+        # pass of a repeated eager tape).
+        return False
     if source.dtype.kind != "f" or target.dtype.kind != "f" or source._level:
         return False
     if detect._symbolic_sizes(path.entries, source):
@@ -137,8 +154,11 @@ def sparse_jacobian(path, target, source, reverse, chunk_size, batch=False):
     pivot, other = (target, source) if reverse else (source, target)
     lead = 1 if batch else 0
     pshape = tuple(pivot.shape[lead:])
-    if not _applies(path, source, target) or math.prod(pshape) < MIN_SIZE:
+    n_rows = math.prod(pshape)
+    if n_rows < MIN_SIZE or not _applies(path, source, target):
         return None  # (too few rows to pay: not even the detection runs)
+    if _detection_bytes(path, source, n_rows) > config.memory_budget():
+        return None  # the detection itself must fit where the dense chunks do
     plan = _cached_plan(path, source, target, reverse, batch)
     if plan is None or (chunk_size is not None and plan.k > chunk_size):
         return None
