@@ -11,6 +11,7 @@ pytest.importorskip("scipy.integrate")
 import tapegrad.scipy as tgs  # noqa: E402
 from tapegrad.compile.function import Function  # noqa: E402
 from tapegrad.scipy import reuse  # noqa: E402
+from tapegrad.scipy.traced import Traced  # noqa: E402
 from tapegrad.sparsity import large  # noqa: E402
 
 GAIN = 1.0  # read by rhs_global
@@ -30,14 +31,19 @@ def chain(n=80):
 
 @pytest.fixture
 def traces(monkeypatch):
-    """Counts every trace of a tapegrad.function (the base trace and each derived one)."""
+    """Counts every trace: of ``fun`` itself (``Traced``) and of each derived program."""
     reuse.clear()
     count = {"traces": 0, "patterns": 0}
-    trace_once, pattern = Function._trace_once, large.program_pattern
+    trace_once, pattern, traced = Function._trace_once, large.program_pattern, Traced.__init__
 
     def counting_trace(self, *a, **k):
         count["traces"] += 1
         return trace_once(self, *a, **k)
+
+    def counting_traced(self, *a, **k):
+        count["traces"] += 1
+        return traced(self, *a, **k)
+    monkeypatch.setattr(Traced, "__init__", counting_traced)
 
     def counting_pattern(*a, **k):
         count["patterns"] += 1
@@ -278,3 +284,41 @@ def test_results_are_arrays_of_their_own():
     np.testing.assert_array_equal(lin.grad(x), [2.0, 2.0, 2.0])
     np.testing.assert_array_equal(ident.vector(x), x)
     assert lin.calls["value_and_grad"] == 1 and ident.calls["vector"] == 1
+
+
+# -- the one trace of fun (tapegrad/scipy/traced.py) ------------------------------------------
+def test_fun_assigning_a_variable_updates_it_per_run():
+    from tapegrad.scipy.compiled import Compiled
+    calls = tf.Variable(0.0, dtype=tf.float64)
+
+    def f(x):
+        calls.assign_add(1.0)
+        return tf.reduce_sum(x ** 2)
+
+    c = Compiled(f, np.zeros(2))
+    c.vector(np.array([1.0, 2.0]))
+    c.vector(np.array([1.0, 3.0]))
+    assert float(calls.numpy()) == 2.0  # one per program run, as tapegrad.function does
+    v, g = c.value_and_grad(np.array([1.0, 2.0]))
+    assert v == 5.0 and g.tolist() == [2.0, 4.0] and float(calls.numpy()) == 3.0
+
+
+def test_fun_creating_variables():
+    state = {}
+
+    def once(x):  # a Variable made on the first trace only: allowed, as in tf.function
+        if "w" not in state:
+            state["w"] = tf.Variable(np.array([2.0, 3.0]))
+        return tf.reduce_sum(state["w"] * x ** 2)
+
+    res = tgs.minimize(once, np.ones(2), method="BFGS")
+    assert res.success and np.allclose(res.x, 0.0, atol=1e-6)
+    with pytest.raises(tgs.TraceError, match="singleton"):
+        tgs.minimize(lambda x: tf.reduce_sum(tf.Variable(np.ones(2)) * x ** 2), np.ones(2))
+
+
+def test_list_and_constant_results():
+    res = tgs.root(lambda x: [x[0] ** 2 - 2.0, x[1] - 1.0], np.array([1.0, 0.0]))
+    np.testing.assert_allclose(res.x, [np.sqrt(2.0), 1.0], rtol=1e-8)
+    res = tgs.minimize(lambda x: 3.0, np.array([1.0, 0.0]), method="BFGS")  # constant: g = 0
+    assert res.success and res.fun == 3.0 and res.x.tolist() == [1.0, 0.0]

@@ -16,6 +16,7 @@ from tapegrad.compile import TensorSpec, function
 from tapegrad.core.tensor import Tensor, constant
 from tapegrad.transforms import functional
 from tapegrad.batching.vmap import vmap
+from tapegrad.scipy.traced import Traced
 
 
 class TraceError(TypeError):
@@ -77,6 +78,8 @@ class Compiled:
         self.calls = collections.Counter()
         self.key = None  # the trace's fingerprint, when reuse.py keeps this one
         self.base = self._trace_base() if trace else None
+        if self.base is not None:
+            self._programs["vector"] = self.base.run  # f's own trace, as generated code
 
     # -- the user's function, as tapegrad sees it ----------------------------------------------
     def f(self, x):
@@ -88,16 +91,13 @@ class Compiled:
         return self.f(x) if self.base is None else self.base(x)
 
     def _trace_base(self):
-        fn = function(self.f)
         try:
-            cf = fn.get_concrete_function(TensorSpec(self.shape, np.float64))
+            return Traced(self.f, self.shape, self.name)
         except Exception as e:  # noqa: BLE001 - any tracing failure gets one message
             raise TraceError(
                 f"tapegrad.scipy: {self.name} could not be traced by tapegrad.function "
                 f"({type(e).__name__}: {e}); pass trace=False to evaluate it eagerly "
                 "instead") from e
-        self._programs["vector"] = fn  # f's own program: called through its fast path
-        return cf
 
     def restart(self):
         """Forget the one-point caches and counts (a new solve reuses this one)."""
@@ -250,10 +250,10 @@ class Compiled:
             spec = TensorSpec(self.shape, np.float64)
             try:
                 if of == "fun" and self.base is not None:  # f's own trace
-                    cf = self.base
+                    program = self.base.optimized
                 else:
-                    cf = function(target).get_concrete_function(spec)
-                pattern = large.program_pattern(cf.program)
+                    program = function(target).get_concrete_function(spec).program
+                pattern = large.program_pattern(program)
             except large.TooLarge:
                 self._programs[key] = None
                 return None

@@ -83,11 +83,15 @@ class _TimeInput:
     def __init__(self, compiled):
         self.value = compiled.stand_ins[0]
         self.compiled = compiled
+        # an autonomous fun's trace does not read t: then nothing depends on it
+        base = compiled.base
+        self.read = base is None or any(v is self.value for v in base.variables)
 
     def set(self, t):
-        t = np.float64(t)
-        self.value.assign(t)
-        self.compiled.key_extra = t.tobytes()  # a cached f(y) at another t is not f(t, y)
+        if self.read:
+            t = np.float64(t)
+            self.value.assign(t)
+            self.compiled.key_extra = t.tobytes()  # a cached f(y) at another t is not f(t, y)
 
 
 def _bandwidths(c):

@@ -98,20 +98,15 @@ def clear():
 
 
 def fingerprint(c):
-    """A hashable, exact description of what ``c``'s trace computes, or None when the trace
-    holds something that cannot be compared (then the solve is not cached)."""
-    cf = c.base
-    if cf.structured_outputs is not None or len(cf.raw_program.outputs) != 1:
-        return None  # one tensor out is all a solver takes; anything else is not compared
-    if len(cf.variables) != len(cf.raw_program.captures):
-        return None  # a Variable passed as an argument (not by the solvers)
+    """A hashable, exact description of what ``c``'s trace computes."""
+    base = c.base
     slots = []
-    for v in cf.variables:
+    for v in base.variables:
         pos = next((k for k, s in enumerate(c.stand_ins) if s is v), None)
         # a captured Variable by identity: the cached Compiled keeps it alive, so an equal
         # id is the same object
         slots.append(("stand_in", pos) if pos is not None else ("variable", id(v)))
-    return (c.name, c.shape, tuple(slots), program_key(cf.raw_program))
+    return (c.name, c.shape, tuple(slots), program_key(base.program))
 
 
 def program_key(p):
