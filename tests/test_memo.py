@@ -1,10 +1,11 @@
 """Derived values of an output made once for every derivative pass (primitives/memo.py).
 
-tanh's rule takes ``1 - y*y`` from ``derived``: nested tapes get one tensor per output, and
-it is handed out again only where every recorder on the stack would see the same thing as
-with a fresh copy. Derivatives are checked by central differences in float64; the cases
-where a copy must be made (a recorder paused when the tensor was made, a reset tape that
-watches the output again) are checked against the derivative they must give.
+The rules of tanh (``1 - y*y``), tan (``1 + y*y``) and sigmoid (``y (1 - y)``) take that
+value from ``derived``: nested tapes get one tensor per output, and it is handed out again
+only where every recorder on the stack would see the same thing as with a fresh copy.
+Derivatives are checked by central differences in float64; the cases where a copy must be
+made (a recorder paused when the tensor was made, a reset tape that watches the output
+again) are checked against the derivative they must give.
 """
 import gc
 
@@ -15,33 +16,33 @@ import tapegrad as tf
 from tapegrad.core.dispatch import PRIMITIVES
 from tapegrad.primitives import memo
 
-X = np.array([0.3, -1.2, 2.0, 0.0])
-EPS = 1e-5
+X = np.array([0.3, -1.2, 0.9, 0.0])
+FUNCTIONS = {"tanh": (tf.tanh, np.tanh), "tan": (tf.math.tan, np.tan),
+             "sigmoid": (tf.sigmoid, lambda x: 1 / (1 + np.exp(-x)))}
+STEPS = {1: 1e-5, 2: 1e-4, 3: 1e-3}  # nested central differences: a wider step per order
+RTOL = {1: 1e-9, 2: 1e-6, 3: 1e-4}
 
 
-def central(f, x):
-    return (f(x + EPS) - f(x - EPS)) / (2 * EPS)
+def numeric(f, order, x):
+    """The ``order``-th derivative of NumPy function ``f`` by nested central differences."""
+    if order == 0:
+        return f(x)
+    h = STEPS[order]
+    return (numeric(f, order - 1, x + h) - numeric(f, order - 1, x - h)) / (2 * h)
 
 
-def d1(x):
-    return 1 - np.tanh(x) ** 2
+def assert_derivative(got, f, order, x=X):
+    np.testing.assert_allclose(got.numpy(), numeric(f, order, x), rtol=RTOL[order],
+                               atol=RTOL[order])
 
 
-def d2(x):
-    return central(d1, x)
-
-
-def d3(x):
-    return central(d2, x)
-
-
-def first_derivative_on_a_tape(x):
-    """``(t2, d tanh(x)/dx)`` by a tape inside ``t2`` (both watch ``x``); ``t2`` has exited."""
+def first_derivative_on_a_tape(x, f=tf.tanh):
+    """``(t2, d f(x)/dx)`` by a tape inside ``t2`` (both watch ``x``); ``t2`` has exited."""
     with tf.GradientTape() as t2:
         t2.watch(x)
         with tf.GradientTape() as t1:
             t1.watch(x)
-            y = tf.tanh(x)
+            y = f(x)
         g1 = t1.gradient(y, x)
     return t2, g1
 
@@ -60,18 +61,28 @@ def squares(monkeypatch):
     return calls
 
 
-def test_nested_tapes_share_one_minus_square_and_stay_correct(squares):
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_third_derivatives_through_nested_tapes(name):
+    f, npf = FUNCTIONS[name]
     x = tf.constant(X)
     with tf.GradientTape() as t3:
         t3.watch(x)
-        t2, g1 = first_derivative_on_a_tape(x)
-        made = squares[0]
+        t2, g1 = first_derivative_on_a_tape(x, f)
         g2 = t2.gradient(g1, x)
-        assert squares[0] == made == 1  # the second pass took the first pass's tensor
     g3 = t3.gradient(g2, x)
-    np.testing.assert_allclose(g1.numpy(), d1(X), rtol=1e-12)
-    np.testing.assert_allclose(g2.numpy(), d2(X), rtol=1e-7, atol=1e-9)
-    np.testing.assert_allclose(g3.numpy(), d3(X), rtol=1e-4, atol=1e-6)
+    for order, g in enumerate((g1, g2, g3), 1):
+        assert_derivative(g, npf, order)
+
+
+@pytest.mark.parametrize("name", ["tanh", "tan"])
+def test_the_second_pass_takes_the_first_pass_tensor(name, squares):
+    x = tf.constant(X)
+    with tf.GradientTape() as t3:
+        t3.watch(x)
+        t2, g1 = first_derivative_on_a_tape(x, FUNCTIONS[name][0])
+        made = squares[0]
+        t2.gradient(g1, x)
+        assert squares[0] == made == 1  # 1 -+ y*y made once, in the first pass
 
 
 def test_a_recorder_paused_when_it_was_made_gets_a_fresh_copy(squares):
@@ -86,7 +97,7 @@ def test_a_recorder_paused_when_it_was_made_gets_a_fresh_copy(squares):
         before = squares[0]
         g = inner.gradient(y, x)      # outer records now: it must see 1 - y*y made from y
         assert squares[0] == before + 1
-    np.testing.assert_allclose(outer.gradient(g, x).numpy(), d2(X), rtol=1e-7, atol=1e-9)
+    assert_derivative(outer.gradient(g, x), np.tanh, 2)
 
 
 def test_a_reset_tape_that_watches_the_output_again_gets_a_fresh_copy():
@@ -101,7 +112,9 @@ def test_a_reset_tape_that_watches_the_output_again_gets_a_fresh_copy():
         outer.watch(y)
         g = inner.gradient(y, x)      # g = 1 - y*y, recorded from y again
     dg_dy = outer.gradient(g, y)
-    np.testing.assert_allclose(dg_dy.numpy(), -2 * np.tanh(X), rtol=1e-12)
+    # dg/dy = (dg/dx) / (dy/dx), g being dy/dx
+    want = numeric(np.tanh, 2, X) / numeric(np.tanh, 1, X)
+    np.testing.assert_allclose(dg_dy.numpy(), want, rtol=1e-6, atol=1e-6)
 
 
 def test_forward_over_reverse_and_reverse_over_forward():
@@ -110,8 +123,8 @@ def test_forward_over_reverse_and_reverse_over_forward():
     with tf.autodiff.ForwardAccumulator(x, v) as acc:
         t2, g1 = first_derivative_on_a_tape(x)
         g2 = t2.gradient(g1, x)
-    np.testing.assert_allclose(acc.jvp(g1).numpy(), d2(X), rtol=1e-7, atol=1e-9)
-    np.testing.assert_allclose(acc.jvp(g2).numpy(), d3(X), rtol=1e-4, atol=1e-6)
+    assert_derivative(acc.jvp(g1), np.tanh, 2)
+    assert_derivative(acc.jvp(g2), np.tanh, 3)
     with tf.GradientTape() as t:
         t.watch(x)
         with tf.autodiff.ForwardAccumulator(x, v) as acc:
@@ -120,7 +133,7 @@ def test_forward_over_reverse_and_reverse_over_forward():
         with tf.autodiff.ForwardAccumulator(x, v) as acc2:
             dy_again = tf.tanh(x)  # a new output: its own derived value
         assert acc2.jvp(dy_again) is not None
-    np.testing.assert_allclose(t.gradient(dy, x).numpy(), d2(X), rtol=1e-7, atol=1e-9)
+    assert_derivative(t.gradient(dy, x), np.tanh, 2)
 
 
 def pinn_like_step(params, x):
@@ -182,7 +195,7 @@ def test_first_order_gradients_remember_nothing():
         t.watch(x)
         y = tf.tanh(x)
     keep = y
-    np.testing.assert_allclose(t.gradient(y, x).numpy(), d1(X), rtol=1e-12)
+    assert_derivative(t.gradient(y, x), np.tanh, 1)
     assert memo.remembered() == start and keep is y
 
 

@@ -224,28 +224,38 @@ square_p = unary("square", xp.square, lambda g, ans, x: g * 2 * x, complex="holo
 reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: -g * ans * ans,
                      complex="holomorphic")
 
+# ---- derivatives that are functions of the output (derived once per output: memo.py) -----
+def _square(y):
+    return square(y) if isinstance(y, Tensor) else xp.square(y)
+
+
+def _one_minus_square(y):
+    return 1 - _square(y)
+
+
+def _one_plus_square(y):
+    return 1 + _square(y)
+
+
 # ---- trigonometric and hyperbolic ------------------------------------------------------
 sin_p   = unary("sin", xp.sin, lambda g, ans, x: g * cos(x), complex="holomorphic")
 cos_p   = unary("cos", xp.cos, lambda g, ans, x: -g * sin(x), complex="holomorphic")
-tan_p   = unary("tan", xp.tan, lambda g, ans, x: g * (1 + ans * ans), complex="holomorphic")
+tan_p   = unary("tan", xp.tan, lambda g, ans, x: g * derived(ans, "1+y^2", _one_plus_square),
+                complex="holomorphic")
 asin_p  = unary("asin", xp.arcsin, lambda g, ans, x: g * rsqrt(1 - x * x), complex="holomorphic")
 acos_p  = unary("acos", xp.arccos, lambda g, ans, x: -g * rsqrt(1 - x * x), complex="holomorphic")
 atan_p  = unary("atan", xp.arctan, lambda g, ans, x: g / (1 + x * x), complex="holomorphic")
 sinh_p  = unary("sinh", xp.sinh, lambda g, ans, x: g * cosh(x), complex="holomorphic")
 cosh_p  = unary("cosh", xp.cosh, lambda g, ans, x: g * sinh(x), complex="holomorphic")
 
-
-def _one_minus_square(y):
-    return 1 - (square(y) if isinstance(y, Tensor) else xp.square(y))
-
-
-# d tanh = 1 - tanh^2, made once per output for all the passes of nested tapes (memo.py)
+# d tanh = 1 - tanh^2: made once per output for all the passes of nested tapes (memo.py)
 tanh_p  = unary("tanh", xp.tanh,
                 lambda g, ans, x: g * derived(ans, "1-y^2", _one_minus_square),
                 complex="holomorphic")
 
 # ---- activations --------------------------------------------------------------------------
-sigmoid_p  = unary("sigmoid", _sigmoid, lambda g, ans, x: g * ans * (1 - ans),
+sigmoid_p  = unary("sigmoid", _sigmoid,
+                   lambda g, ans, x: g * derived(ans, "y(1-y)", lambda y: y * (1 - y)),
                    emit="_sigmoid({0})", dtype=_sigmoid_dtype, fresh=True, complex="holomorphic")
 softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * sigmoid(x),
                    emit="_softplus({0})", dtype=lambda d: ufunc_dtype(np.logaddexp)(d, d),

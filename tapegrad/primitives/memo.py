@@ -8,7 +8,8 @@ gives the rules one tensor per output instead: made by ``make(ans)`` the first t
 handed out again while it is what the plain rule would give the recorders now. The value
 is the same (the same operations on the same array); what changes is that the outer tapes
 see one recorded tensor used twice instead of two copies, as a compiled program's
-common-subexpression elimination sees it.
+common-subexpression elimination sees it. The rules of tanh (``1 - y*y``), tan (``1 + y*y``)
+and sigmoid (``y (1 - y)``) take their derivative from it.
 
 A remembered tensor is handed out again only where that is exact for every recorder on the
 stack: each either does not record operations on ``ans`` now (it never watched it, it was
@@ -17,7 +18,9 @@ reaches ``ans`` through the recorded operations, as a fresh copy's would). Recor
 so through ``Interpreter.sees``; one that cannot tell (None) makes a fresh copy. Nothing is
 remembered or reused under a trace or a vmap (``STATE.stack.computers``: a compiled
 program has its own common-subexpression elimination), nor for NumPy arrays (a first-order
-pass that nothing records: its operations are plain NumPy, and it is usually compiled).
+pass that nothing records: its operations are plain NumPy, and it is usually compiled). The
+one exception is ``given``: the derivative cache traces a tape's pass with the tape's own
+derived tensors standing in (``compile/derivative_cache.py``, which checks them per tape).
 The remembered tensor lives as long as ``ans`` does (a weak reference drops it then); only
 outputs that a recorder holds anyway are remembered.
 
