@@ -1,4 +1,4 @@
-"""The README's demo: the seed lessons, then the repeated-Jacobian workflow.
+"""The README's demo: the lessons, then the repeated-Jacobian workflow.
 
 Run with ``python -m tapegrad.demo`` (or ``make demo``).
 """
@@ -13,8 +13,8 @@ def _say(title):
     print(f"\n== {title} " + "=" * max(0, 66 - len(title)))
 
 
-def seed_persistent_tape():
-    _say("Persistent tapes (seed: 'Persistent Tapes and Higher-Order Gradients')")
+def lesson_persistent_tape():
+    _say("Persistent tapes (lesson: 'Persistent Tapes and Higher-Order Gradients')")
     x = tf.Variable(2.0)
     with tf.GradientTape() as tape:
         y = x ** 3
@@ -33,7 +33,7 @@ def seed_persistent_tape():
     del tape
 
 
-def seed_nested_tapes():
+def lesson_nested_tapes():
     _say("Nested tapes: second derivative")
     x = tf.Variable(2.0)
     with tf.GradientTape() as t2:
@@ -45,8 +45,8 @@ def seed_nested_tapes():
     print(f"f''(2) = {d2y_dx2.numpy()}")
 
 
-def seed_jacobian():
-    _say("tape.jacobian (seed: 'Repeated use of GradientTape')")
+def lesson_jacobian():
+    _say("tape.jacobian (lesson: 'Repeated use of GradientTape')")
     with tf.GradientTape() as g:
         x = tf.constant([1.0, 2.0])
         g.watch(x)
@@ -130,7 +130,7 @@ def repeated_jacobian(n_inputs=512):
 
 
 def make_cnn(seed=0):
-    """The seed's CNN: 28x28x1 -> conv 3x3, 8, tanh -> conv 3x3, 16, stride 2, tanh -> 10."""
+    """The question's CNN: 28x28x1 -> conv 3x3, 8, tanh -> conv 3x3, 16, stride 2, tanh -> 10."""
     rng = np.random.default_rng(seed)
 
     def w(shape, fan_in):
@@ -155,7 +155,7 @@ def cnn_jacobian_workflow(n_inputs=10_000):
     import subprocess
     import sys
     import tempfile
-    _say("The seed's CNN: batch Jacobian compiled once, saved, loaded in a new process")
+    _say("The question's CNN: batch Jacobian compiled once, saved, loaded in a new process")
     cnn = make_cnn()
 
     @tf.function
@@ -213,7 +213,7 @@ def evaluate_saved(path, n_inputs, spawned):
 
 
 def pictures(out_dir="demo_pictures"):
-    """The seed's second-derivative tape and a compiled MLP batch Jacobian, drawn."""
+    """The lesson's second-derivative tape and a compiled MLP batch Jacobian, drawn."""
     import os
     _say("Pictures: the tape and the derivative program (tf.draw)")
     os.makedirs(out_dir, exist_ok=True)
@@ -233,7 +233,7 @@ def pictures(out_dir="demo_pictures"):
         return g.batch_jacobian(y, x)
 
     cf = jac.get_concrete_function(tf.TensorSpec([16, 4], tf.float32))
-    for name, obj in (("seed_second_derivative_tape", t2), ("mlp_batch_jacobian", cf)):
+    for name, obj in (("lesson_second_derivative_tape", t2), ("mlp_batch_jacobian", cf)):
         path = os.path.join(out_dir, name + ".svg")
         dot = tf.draw(obj, path)
         print(f"{path}: {dot.count(' -> ')} edges "
@@ -245,9 +245,9 @@ def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--evaluate-saved":
         evaluate_saved(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
         return
-    seed_persistent_tape()
-    seed_nested_tapes()
-    seed_jacobian()
+    lesson_persistent_tape()
+    lesson_nested_tapes()
+    lesson_jacobian()
     repeated_jacobian()
     cnn_jacobian_workflow()
     pictures()

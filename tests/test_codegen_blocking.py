@@ -190,7 +190,7 @@ def test_without_blocking_the_source_is_unchanged(monkeypatch):
 
 @pytest.mark.parametrize("rows", [1, 4, 5])
 def test_broadcasting_product_starts_a_chain(small_blocks, rows):
-    """vmap(jacrev) form: a seed times rows of the identity-like constant, batch axis first."""
+    """vmap(jacrev) form: a cotangent times rows of the identity-like constant, batch axis first."""
     small_blocks(4 * 12 * 8, rows)
     rng = np.random.default_rng(8)
     x, y = rng.standard_normal((2, 9, 12))

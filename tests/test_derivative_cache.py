@@ -195,7 +195,7 @@ def test_index_arrays_in_params_stay_interpretive_and_correct(fresh_cache):
         np.testing.assert_allclose(g.gradient(loss, x).numpy(), want)
 
 
-def test_seed_persistent_tape_still_gives_12_every_time(fresh_cache):
+def test_lesson_persistent_tape_still_gives_12_every_time(fresh_cache):
     for _ in range(4):
         x = tf.Variable(2.0)
         with tf.GradientTape(persistent=True) as tape:
@@ -347,7 +347,7 @@ def test_replay_falls_back_when_one_object_fills_two_leaves_places(fresh_cache):
 
 @pytest.mark.parametrize("change", ["leaf", "dead leaf"])
 def test_replay_takes_new_leaves_of_the_same_shape_and_dtype(change, fresh_cache):
-    # a new object in a leaf's place (an inner gradient's seed, a constant made each step)
+    # a new object in a leaf's place (an inner gradient's cotangent of ones, a constant made each step)
     # leaves the structure key as it was: the replay takes it, with its values
     rng = np.random.default_rng(8)
     x = tf.constant(rng.standard_normal((5, 4)))
@@ -363,8 +363,8 @@ def test_replay_takes_new_leaves_of_the_same_shape_and_dtype(change, fresh_cache
     _assert_same([t.numpy() for t in got], [t.numpy() for t in _loop_reference(x, ws)])
 
 
-def test_replay_of_an_inner_gradients_fresh_seed(fresh_cache):
-    # a nested step (PINN-like): the outer tape records the inner gradient, whose seed of
+def test_replay_of_an_inner_gradients_fresh_cotangent(fresh_cache):
+    # a nested step (PINN-like): the outer tape records the inner gradient, whose cotangent of
     # ones is a new leaf every step; the outer gradient is replayed and stays exact
     rng = np.random.default_rng(3)
     x = tf.constant(rng.standard_normal((6, 2)))

@@ -381,7 +381,7 @@ def _mlp_params():
 
 
 @pytest.mark.parametrize("mode", ["auto", "forward", "reverse"])
-def test_seed_workflow_batch_jacobian_traced_once(mode):
+def test_question_workflow_batch_jacobian_traced_once(mode):
     W1, b1, W2 = _mlp_params()
 
     def mlp(x):

@@ -72,7 +72,7 @@ def test_gradients_inside_trace_once():
 
 
 def test_batch_jacobian_over_a_none_batch_traces_once():
-    # the seed user's case: Jacobians of a network for batches of any size
+    # the user's question: Jacobians of a network for batches of any size
     w1 = tf.constant(RNG.standard_normal((4, 16)))
     w2 = tf.constant(RNG.standard_normal((16, 3)))
 

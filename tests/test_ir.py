@@ -576,7 +576,7 @@ def test_constants_that_repeat_along_an_axis_are_stored_once():
     assert max(c.value.size for c in q.constants) <= 4
 
 
-def test_seeded_layer_products_fold_the_seed_into_the_weights():
+def test_basis_rows_of_layer_products_fold_into_the_weights():
     rng = np.random.RandomState(1)
     w1 = tf.constant(rng.randn(3, 5).astype(np.float32))
     w2 = tf.constant(rng.randn(5, 4).astype(np.float32))
@@ -589,17 +589,17 @@ def test_seeded_layer_products_fold_the_seed_into_the_weights():
             return g.batch_jacobian(y, x, mode="reverse")
         return f
     q = _simplified(jac(lambda x: tf.tanh(tf.matmul(x, w1))), (6, 3))  # checks values too
-    # the 5 seed rows (0 and 1: exact) went into a folded (5, 5, 3) weight constant: no
-    # (5, 6, 5) product of seeds and derivatives is formed elementwise any more
+    # the 5 basis rows (0 and 1: exact) went into a folded (5, 5, 3) weight constant: no
+    # (5, 6, 5) product of basis rows and derivatives is formed elementwise any more
     assert not [e for e in q.equations if e.prim.name == "mul" and e.out.shape == (5, 6, 5)]
     assert any(c.value.shape == (5, 5, 3) for c in q.constants)
-    # seeds already multiplied by w2 are not 0 or 1: (c x) w and x (c w) round differently
+    # cotangents already multiplied by w2 are not 0 or 1: (c x) w and x (c w) round differently
     q = _simplified(jac(lambda x: tf.matmul(tf.tanh(tf.matmul(x, w1)), w2)), (6, 3))
     assert not any(c.value.shape == (4, 5, 3) for c in q.constants)
 
 
-def test_seed_fold_has_a_cost_model_tested_on_both_sides():
-    """The seed-into-weights fold reads a (J, K, N) constant instead of a (J, B, K)
+def test_basis_fold_has_a_cost_model_tested_on_both_sides():
+    """The basis-into-weights fold reads a (J, K, N) constant instead of a (J, B, K)
     temporary: it is kept only while that constant is no larger than what it replaces."""
     rng = np.random.RandomState(2)
 

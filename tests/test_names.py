@@ -1,6 +1,7 @@
 """Names in generated code and printed programs: the user's variables, ``_ct`` and ``_dot``
 for derivatives, ``d/dh of`` comments; names never change a number; derivative entries of a
 tape are told apart in its picture."""
+import pathlib
 import re
 
 import numpy as np
@@ -234,7 +235,7 @@ def _ops(tape):
 
 def test_tape_pictures_tell_derivative_entries_apart():
     x = tf.Variable(2.0)
-    with tf.GradientTape(persistent=True) as t2:      # the seed's second derivative
+    with tf.GradientTape(persistent=True) as t2:      # the lesson's second derivative
         with tf.GradientTape() as t1:
             y = x * x * x
         dy_dx = t1.gradient(y, x)
@@ -270,3 +271,32 @@ def test_tape_pictures_of_first_order_tapes_have_no_derivative_entries(persisten
     if persistent:
         t.gradient(y, x)  # after the block: records nothing
     assert _ops(t) and not any(d for _, d in _ops(t))
+
+
+# ---- "seed" means the random seed only ------------------------------------------------------
+# The modules whose "seed" is the random-number seed (TensorFlow's and Keras's public word:
+# tf.random.set_seed, an initializer's or Dropout's seed, Dataset.shuffle(seed=)). Derivative
+# code says cotangent, tangent, output_gradients or basis; the project's documents are the
+# lessons and the user's question.
+RANDOM_SEED_MODULES = {
+    "random.py": "tf.random", "ops/random_ops.py": "tf.random.set_seed and the draws",
+    "primitives/random.py": "the random primitives' seed param",
+    "ops/image_ops.py": "random_flip_*(seed=)",
+    "data/dataset.py": "Dataset.shuffle(seed=)", "data/transforms.py": "the shuffle's generator",
+    "keras/initializers.py": "initializers' seed", "keras/backend.py": "the global generator",
+    "keras/utils.py": "set_random_seed", "keras/layers/core.py": "Dropout(seed=)",
+    "testing.py": "the random points of the gradient checks",
+    "demo.py": "the demo networks' random weights",
+}
+
+
+def test_seed_is_only_the_random_seed():
+    root = pathlib.Path(tf.__file__).parent
+    found = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                   if "seed" in p.read_text(encoding="utf-8").lower())
+    assert sorted(set(found) - set(RANDOM_SEED_MODULES)) == [], \
+        "'seed' outside random-number code: say cotangent, tangent, basis, or the lesson"
+    assert set(found) == set(RANDOM_SEED_MODULES), "an allowed module no longer needs it"
+    docs = root.parent / "docs"
+    for doc in sorted(docs.glob("*.md")):
+        assert "seed" not in doc.read_text(encoding="utf-8").lower(), doc.name

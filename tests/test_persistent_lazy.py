@@ -23,7 +23,7 @@ def test_second_order_after_exit_is_recomputed_on_demand():
     with tf.GradientTape(persistent=True) as tape:
         y = x ** 3
     dy_dx = tape.gradient(y, x)
-    assert float(tape.gradient(dy_dx, x)) == 12.0      # 6x, the seed's value
+    assert float(tape.gradient(dy_dx, x)) == 12.0      # 6x, the lesson's value
     x64 = tf.constant(np.array([0.3, -1.2]))
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(x64)

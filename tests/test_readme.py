@@ -118,7 +118,7 @@ def _block_with(text):
     return found[0]
 
 
-def test_quickstart_seed_values(in_tmp_dir):
+def test_quickstart_lesson_values(in_tmp_dir):
     first_line, source = _block_with("GradientTape(persistent=True)")
     checked = run_block(source, first_line, prelude())
     names = [name for name, _ in checked]

@@ -25,7 +25,8 @@ SLOTS = set(Primitive.__slots__)
 def test_every_primitive_states_every_fact():
     wrong = []
     for name, prim in sorted(PRIMITIVES.items()):
-        for fact in ("fresh", "cacheable", "nondiff", "stateful", "elementwise"):
+        for fact in ("fresh", "cacheable", "nondiff", "stateful", "elementwise",
+                     "broadcast_view"):
             if not isinstance(getattr(prim, fact), bool):
                 wrong.append(f"{name}.{fact} is not a bool")
         if not callable(prim.abstract):
@@ -44,6 +45,9 @@ def test_every_primitive_states_every_fact():
                 wrong.append(f"{name}.transposes {prim.transposes!r} is not a {kind}")
         if prim.complex not in COMPLEX_KINDS:
             wrong.append(f"{name}.complex {prim.complex!r} is not a kind")
+        if type(prim.value_params) is not tuple or not all(
+                isinstance(k, str) for k in prim.value_params):
+            wrong.append(f"{name}.value_params is not a tuple of param names")
         for rule in ("identities", "blas_work", "validate"):
             r = getattr(prim, rule)
             if r is not None and not callable(r):
@@ -77,10 +81,88 @@ def _module_level_patches(path):
 
 def test_no_rule_is_patched_onto_a_primitive_after_its_block():
     """Every rule is given where the primitive is made: reading a block tells all of it.
-    (``primitives/complex.py`` adapts every block's derivative rules to TensorFlow's
-    complex convention inside a function, ``install``, at import.)"""
+    (``primitives/complex.py`` adapts each block's derivative rules to TensorFlow's
+    complex convention as the primitive is made, through ``core/hooks.py: complex_rules``.)"""
     found = [f for path in sorted(ROOT.rglob("*.py")) for f in _module_level_patches(path)]
     assert not found, f"rules set after the block: {found}"
+
+
+def _name_tests(source, where):
+    """Comparisons of something's ``.name`` with a primitive's name (``e.prim.name ==
+    "broadcast_to"``, ``prim.name in ("a", "b")``): a fact about that primitive kept
+    outside its block."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left] + node.comparators
+        if not any(isinstance(o, ast.Attribute) and o.attr == "name" for o in operands):
+            continue
+        literals = []
+        for o in operands:
+            for c in (o.elts if isinstance(o, (ast.Tuple, ast.List, ast.Set)) else [o]):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                    literals.append(c.value)
+        if set(literals) & set(PRIMITIVES):
+            found.append(f"{where}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_no_code_outside_the_blocks_tests_a_primitives_name():
+    """What a primitive is or does is an attribute its block sets (``broadcast_view``, a
+    sparsity kind, ``value_params``, ...), never a test of its name elsewhere."""
+    found = [f for path in sorted(ROOT.rglob("*.py"))
+             if "primitives" not in path.relative_to(ROOT).parts
+             for f in _name_tests(path.read_text(), path.relative_to(ROOT))]
+    assert not found, f"name tests outside primitives/: {found}"
+
+
+def test_the_name_test_finds_name_tests():
+    bad = 'def f(e):\n    return e.prim.name == "broadcast_to" or e.prim.name in ("mul", "x")\n'
+    assert len(_name_tests(bad, "bad")) == 2
+    # names of other things (a Keras layer's) are not primitives' names
+    assert _name_tests('def f(layer):\n    return layer.name == "dense_1"\n', "ok") == []
+
+
+def test_broadcast_views_are_read_only_views_of_their_input():
+    """``broadcast_view`` (the IR folds such a constant at any size, as a view): the output
+    shares the input's memory, is read-only, and has zero strides where it grew."""
+    views = sorted(n for n, p in PRIMITIVES.items() if p.broadcast_view)
+    assert views == ["broadcast_to"]
+    checked = 0
+    for name in views:
+        prim = PRIMITIVES[name]
+        for case in tp.SPECS[name]:
+            args = [tf.constant(a) for a in tp._draw(case, 2)]
+            with tf.GradientTape() as tape:
+                tape.watch(args)
+                case.fn(*args)
+            for p, ins, params, _ in tape._entries:
+                if p is not prim:
+                    continue
+                x = ins[0]._value
+                v = prim.impl(*[a._value for a in ins], **params)
+                assert np.shares_memory(v, x) and not v.flags.writeable, (name, case.label)
+                if v.size > x.size:
+                    assert 0 in v.strides, (name, case.label)
+                    checked += 1
+    assert checked
+
+
+def test_value_params_are_the_unbounded_integers_of_a_loaded_program(tmp_path):
+    """The saved-program reader bounds every integer param by the program's sizes except
+    a block's ``value_params``: a pad value or a seed far above any size loads."""
+    assert PRIMITIVES["pad"].value_params == ("constant_values",)
+    assert PRIMITIVES["integer_pow"].value_params == ("y",)
+    assert all(PRIMITIVES[n].value_params == ("seed",)
+               for n in ("random_normal", "random_uniform"))
+    assert PRIMITIVES["while_loop"].value_params == ("maximum_iterations",)
+    f = tf.function(lambda v: tf.pad(v, [[1, 1]], constant_values=10**9) + v[0] ** 11)
+    cf = f.get_concrete_function(tf.TensorSpec([2], tf.int64))
+    tf.saved.save(cf, tmp_path / "f.tgz")
+    loaded = tf.saved.load(tmp_path / "f.tgz")
+    x = tf.constant([2, 3], tf.int64)
+    np.testing.assert_array_equal(loaded(x).numpy(), cf(x).numpy())
 
 
 def test_primitives_live_in_the_primitive_layer():

@@ -263,9 +263,9 @@ def test_hundred_thousand_variables():
     n = 100_000
     x0 = np.linspace(0.0, 1.0, n)
     c = Compiled(bvp, x0)
-    pattern, colours, seeds = c.sparse_plan()
+    pattern, colours, directions = c.sparse_plan()
     assert pattern.shape == (n, n) and pattern.nnz == 3 * n - 4
-    assert seeds.shape[0] == 3
+    assert directions.shape[0] == 3
     J = c.sparse_jac(x0)
     v = np.random.default_rng(1).standard_normal(n)
     np.testing.assert_allclose(J @ v, c.jvp(x0, v), rtol=1e-9, atol=1e-6)

@@ -306,10 +306,10 @@ def test_plan_refuses_what_cannot_pay_and_recovers_every_entry():
                 continue
             m, n = p.shape
             jac = np.where(p, rng.normal(size=p.shape), 0.0)
-            r = plan.seed @ jac if reverse else plan.seed @ jac.T  # (k, n) or (k, m)
+            r = plan.directions @ jac if reverse else plan.directions @ jac.T  # (k, n) or (k, m)
             flat = np.ravel_multi_index(plan.index, (m, n)).ravel()
             assert np.unique(flat).size == flat.size  # each entry of R has its own place
             out = np.zeros((m, n))
             out[plan.index] = r
             np.testing.assert_array_equal(out, jac)
-            assert not plan.seed[-1].any()  # the zero seed
+            assert not plan.directions[-1].any()  # the zero direction

@@ -80,7 +80,7 @@ def test_plans_recover_every_entry(seed):
     h = np.where(p, rng.normal(size=(n, n)), 0.0)
     h = h + h.T
     for plan in (colouring.hessian_plan(p), colouring.jacobian_plan(p)):
-        r = (h @ plan.seed.T).T  # the compressed rows
+        r = (h @ plan.directions.T).T  # the compressed rows
         out = np.zeros(n * n)
         out[plan.dst] = r.ravel()[plan.src]
         np.testing.assert_allclose(out.reshape(n, n), h, atol=1e-12)

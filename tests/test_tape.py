@@ -288,7 +288,7 @@ def test_a_non_scalar_target_is_summed():
     assert t.gradient(y, x).numpy().tolist() == [11.0, 11.0, 11.0]
 
 
-def test_a_target_that_is_a_source_is_seeded_with_ones():
+def test_a_target_that_is_a_source_gets_a_cotangent_of_ones():
     x = tf.constant(3.0)
     with tf.GradientTape(persistent=True) as t:
         t.watch(x)

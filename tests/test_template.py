@@ -24,7 +24,7 @@ def test_reduce_retracing_traces_twice_then_reuses():
     assert f.trace_count == 2 and len(calls) == 2
 
 
-def test_none_dimension_signature_reuses_the_seed_jacobian_program():
+def test_none_dimension_signature_reuses_the_question_jacobian_program():
     w1 = tf.constant(RNG.standard_normal((3, 8)).astype(np.float32))
     w2 = tf.constant(RNG.standard_normal((8, 2)).astype(np.float32))
 

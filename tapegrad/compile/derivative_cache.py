@@ -12,8 +12,8 @@ their saved arrays to the generated code.
 The structure key holds everything a rule sees besides array values: per entry, the
 primitive, its params and where each argument comes from (an earlier
 entry's output, or a leaf numbered by first use, with its shape and dtype); then what is
-asked (a gradient or a Jacobian, and its options), and where the seeds, targets and
-sources sit. Tracing itself guarantees that no rule branched on a value: such a branch
+asked (a gradient or a Jacobian, and its options), and where the targets (with their
+cotangents) and sources sit. Tracing itself guarantees that no rule branched on a value: such a branch
 raises while tracing, and that structure stays interpretive for good.
 
 Only passes that nothing records use it (first order, no outer tape, no trace, no vmap), on
@@ -68,33 +68,34 @@ class _Compiled:
 
 
 # -- the two kinds of pass ------------------------------------------------------------------
-def gradient(entries, n, seeds, source_ids):
+def gradient(entries, n, targets, source_ids):
     """Cotangents ``{source id: Tensor}`` by compiled code, or None: use the interpreter.
 
-    ``entries[:n]``: the tape; ``seeds``: ``{id: Tensor}``; ``source_ids``: a set.
+    ``entries[:n]``: the tape; ``targets``: ``{id: its cotangent Tensor}``; ``source_ids``:
+    a set.
     """
     if n < MIN_ENTRIES or n > MAX_ENTRIES or not config.derivative_cache():
         return None
     where = (n, entries[0][0], entries[n - 1][0])
     rep = _replays.get(where)
-    leaves = rep.matches(entries, n, seeds, source_ids) if rep is not None else None
+    leaves = rep.matches(entries, n, targets, source_ids) if rep is not None else None
     if leaves is not None:
         _replay_hits[0] += 1
         compiled, sources = rep.compiled, rep.sources
     else:
         # sources in a canonical order (a set's order follows ids, which change every step)
-        found = _find(entries, n, seeds, source_ids, "gradient", sort_sources=True)
+        found = _find(entries, n, targets, source_ids, "gradient", sort_sources=True)
         if found is None:
             return None
         compiled, key, leaves, sources = found
         # a source off the tape is not remembered: its id could come back as another tensor's
         if len(sources) == len(source_ids):
-            rep = _Replay(compiled, key, entries, n, leaves, seeds, sources)
+            rep = _Replay(compiled, key, entries, n, leaves, targets, sources)
             with _lock:
                 if len(_replays) >= MAX_KEYS:
                     _replays.clear()
                 _replays[where] = rep
-    results = _call(compiled, entries, n, leaves, seeds, len(sources))
+    results = _call(compiled, entries, n, leaves, targets, len(sources))
     return {sid: r for (_, sid), r in zip(sources, results) if r is not None}
 
 
@@ -102,42 +103,43 @@ def jacobian(entries, n, target, sources, mode, chunk_size):
     """``tape_jacobians(entries, [target], sources)[0]`` by compiled code, or None."""
     if n < MIN_ENTRIES or n > MAX_ENTRIES or not config.derivative_cache():
         return None
-    seeds = {id(target): None}
-    found = _find(entries, n, seeds, list(sources), ("jacobian", mode, chunk_size))
+    targets = {id(target): None}
+    found = _find(entries, n, targets, list(sources), ("jacobian", mode, chunk_size))
     if found is None:
         return None
     compiled, _, leaves, sources = found
-    return _call(compiled, entries, n, leaves, seeds, len(sources))
+    return _call(compiled, entries, n, leaves, targets, len(sources))
 
 
-def _run_pass(what, sym_entries, sym_seeds, sym_sources):
-    """The pass ``what`` names, on symbolic stand-ins (a target's seed stands for the target
-    itself): one tensor or None per source."""
+def _run_pass(what, sym_entries, sym_targets, sym_sources):
+    """The pass ``what`` names, on symbolic stand-ins (a target's cotangent stands for
+    the target itself): one tensor or None per source."""
     if what == "gradient":
-        cts = backward(sym_entries, sym_seeds, {id(s) for s in sym_sources})
+        cts = backward(sym_entries, sym_targets, {id(s) for s in sym_sources})
         return [cts.get(id(s)) for s in sym_sources]
     _, mode, chunk_size = what
-    (sym_target,) = sym_seeds.values()
+    (sym_target,) = sym_targets.values()
     (out,) = tape_jacobians(sym_entries, [sym_target], sym_sources, mode=mode,
                             chunk_size=chunk_size)
     return out
 
 
 # -- the machinery --------------------------------------------------------------------------
-def _find(entries, n, seeds, sources, what, sort_sources=False):
+def _find(entries, n, targets, sources, what, sort_sources=False):
     """``(compiled pass, structure key, leaves, sources)`` for this structure, or None.
 
-    ``seeds``: ``{id: Tensor or None}`` (None: a target, not a value passed in); ``what``:
+    ``targets``: ``{id: its cotangent Tensor, or None}`` (None: a Jacobian's target, whose
+    cotangents are the pass's own basis rows); ``what``:
     the pass (see ``_run_pass``).
     """
-    pre = (n, entries[0][0], entries[n - 1][0], len(seeds), what)
+    pre = (n, entries[0][0], entries[n - 1][0], len(targets), what)
     if pre not in _seen:
         # a structure seen for the first time is not keyed at all: one-off tapes pay ~nothing
         if len(_seen) >= MAX_KEYS:
             _seen.clear()
         _seen[pre] = None
         return None
-    made = _key(entries, n, seeds, sources, sort_sources)
+    made = _key(entries, n, targets, sources, sort_sources)
     if made is None:
         return None
     key, leaves, sources = made
@@ -172,28 +174,28 @@ class _Replay:
     is either the output of the entry the key names, or a leaf in the key's place. A leaf
     is the very object the key was made with (held weakly; a leaf's shape and dtype cannot
     change), or a new one of the same shape and dtype that nothing else on the tape is
-    (the seed of an inner gradient, a constant made each step: the key numbers leaves by
+    (the ones cotangent of an inner gradient, a constant made each step: the key numbers leaves by
     first use and records only their shapes and dtypes, so the key is the same). Anything
     else falls back to the key.
     """
 
-    __slots__ = ("compiled", "plan", "leaf_refs", "leaf_types", "seeds", "source_ids",
+    __slots__ = ("compiled", "plan", "leaf_refs", "leaf_types", "targets", "source_ids",
                  "sources", "derived")
 
-    def __init__(self, compiled, key, entries, n, leaves, seeds, sources):
+    def __init__(self, compiled, key, entries, n, leaves, targets, sources):
         self.compiled, self.sources = compiled, sources
         self.derived = next((p[1] for p in key if p[0] == "derived"), ())
         self.plan = [(entries[k][0], key[k][1], entries[k][2]) for k in range(n)]
         self.leaf_refs = [weakref.ref(a) for a in leaves]
         self.leaf_types = [(a._value.shape, a._value.dtype) for a in leaves]
-        self.seeds = [(next(k for k in range(n) if id(entries[k][3]) == sid),
-                       g._value.shape, g._value.dtype) for sid, g in seeds.items()]
+        self.targets = [(next(k for k in range(n) if id(entries[k][3]) == sid),
+                         g._value.shape, g._value.dtype) for sid, g in targets.items()]
         self.source_ids = {sid for _, sid in sources}
 
-    def matches(self, entries, n, seeds, source_ids):
+    def matches(self, entries, n, targets, source_ids):
         """This tape's leaves, in the key's order, if its key is the remembered one's; else
         None."""
-        if source_ids != self.source_ids or len(seeds) != len(self.seeds):
+        if source_ids != self.source_ids or len(targets) != len(self.targets):
             return None
         refs_ = self.leaf_refs
         plan = self.plan
@@ -225,7 +227,7 @@ class _Replay:
                         return None
                 got[i] = a
                 placed.add(id(a))
-        for (sid, g), (k, shape, dtype) in zip(seeds.items(), self.seeds):
+        for (sid, g), (k, shape, dtype) in zip(targets.items(), self.targets):
             if id(entries[k][3]) != sid or type(g) is not Tensor \
                     or g._value.shape != shape or g._value.dtype != dtype:
                 return None
@@ -238,11 +240,11 @@ class _Replay:
         return got
 
 
-def _key(entries, n, seeds, sources, sort_sources):
+def _key(entries, n, targets, sources, sort_sources):
     """``(key, leaves, sources)``, or None for a tape this cache does not take.
 
     The key is the tape's structure (``tape/structure.py``), the leaves' shapes and dtypes,
-    and where the seeds and sources sit.
+    and where the targets (with their cotangents' shapes and dtypes) and sources sit.
     """
     made = structure(entries, n, _ELIGIBLE)
     if made is None:
@@ -257,13 +259,13 @@ def _key(entries, n, seeds, sources, sort_sources):
             return None
         v = a._value
         parts.append((v.shape, v.dtype))
-    for sid, g in seeds.items():
+    for sid, g in targets.items():
         k = pos.get(sid)
-        if k is None or k < 0:  # a seed on a leaf or off the tape: rare, interpretive
+        if k is None or k < 0:  # a target that is a leaf or off the tape: rare, interpretive
             return None
-        if g is not None and type(g) is not Tensor:  # a symbolic or batched seed
+        if g is not None and type(g) is not Tensor:  # a symbolic or batched cotangent
             return None
-        parts.append(("seed", k) if g is None else ("seed", k, g._value.shape, g._value.dtype))
+        parts.append(("target", k) if g is None else ("target", k, g._value.shape, g._value.dtype))
     if sort_sources:  # ids; those off the tape get no cotangent and are left out
         sources = sorted((pos[s], s) for s in sources if s in pos)
         parts.append(("sources",) + tuple(r for r, _ in sources))
@@ -304,16 +306,16 @@ class _Eligible(dict):
 _ELIGIBLE = _Eligible()
 
 
-def _values(entries, n, leaves, seeds):
+def _values(entries, n, leaves, targets):
     vals = [a._value for a in leaves]
     vals += [entries[k][3]._value for k in range(n)]
-    vals += [g._value for g in seeds.values() if g is not None]
+    vals += [g._value for g in targets.values() if g is not None]
     return vals
 
 
-def _call(compiled, entries, n, leaves, seeds, n_sources):
+def _call(compiled, entries, n, leaves, targets, n_sources):
     _hits[0] += 1
-    r = compiled.fn(*_values(entries, n, leaves, seeds))
+    r = compiled.fn(*_values(entries, n, leaves, targets))
     if len(compiled.outputs) == 1:
         r = (r,)
     results = [None] * n_sources
@@ -337,15 +339,15 @@ def _compile(entries, n, leaves, key, what):
                     for i, a in enumerate(leaves)]
             outs = [b.add_input(e[3]._value.shape, e[3]._value.dtype, f"y{k}")
                     for k, e in enumerate(entries[:n])]
-            sym_seeds, table = {}, {}
+            sym_targets, table = {}, {}
             for part in key:
                 if part[0] == "derived":
                     for k, name, j in part[1]:
                         table.setdefault(id(outs[k]), (outs[k], {}))[1][name] = outs[j]
-                if part[0] == "seed":
+                if part[0] == "target":
                     k = part[1]
-                    sym_seeds[id(outs[k])] = (outs[k] if len(part) == 2 else
-                                              b.add_input(part[2], part[3], "seed"))
+                    sym_targets[id(outs[k])] = (outs[k] if len(part) == 2 else
+                                                b.add_input(part[2], part[3], "target_ct"))
             sym_entries = []
             for k in range(n):
                 prim, _, params, _ = entries[k]
@@ -358,7 +360,7 @@ def _compile(entries, n, leaves, key, what):
                 else:  # off the tape: a stand-in that nothing depends on
                     sym_sources.append(b.add_input(r[0], r[1], "unused"))
             with memo.given(table):
-                results = _run_pass(what, sym_entries, sym_seeds, sym_sources)
+                results = _run_pass(what, sym_entries, sym_targets, sym_sources)
             found = [i for i, r in enumerate(results) if r is not None]
             if not found:
                 return None

@@ -28,7 +28,6 @@ import numpy as np
 from tapegrad.primitives.api import (broadcast_to, convert_to_tensor, expand_dims, identity,
                                      reshape, transpose, where, zeros_like)
 from tapegrad.core.dispatch import Primitive
-from tapegrad.primitives import complex as _complex
 from tapegrad.ir import IRError, Program, check, evaluate, optimize
 
 
@@ -316,13 +315,10 @@ def _while_batch(args, batched, *, cond, body, n_state, maximum_iterations, out,
 
 
 while_p = Primitive(
-    "while_loop", _while_loop, nin=None, cacheable=False,
+    "while_loop", _while_loop, nin=None, cacheable=False, value_params=("maximum_iterations",),
     abstract=_while_abstract, validate=_while_validate,
     vjp=_while_vjp,
     jvp=_while_jvp, batch=_while_batch,
     emit="_while_loop({args}, cond={cond}, body={body}, n_state={n_state}, "
          "maximum_iterations={maximum_iterations}, out={out}, history={history})",
     complex="real_linear")
-
-
-_complex.install()  # TensorFlow's convention for complex derivatives, on these rules too

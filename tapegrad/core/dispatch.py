@@ -14,6 +14,7 @@ None of these interpreters contains a derivative formula: the rules live on the 
 """
 import numpy as np
 
+from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.errors import InvalidArgumentError
@@ -34,7 +35,10 @@ SPARSITY_KINDS = {
     "linear": "a linear map with non-negative coefficients (cumsum, average pooling): the "
               "primitive applied to 0/1 dependency rows gives the pattern",
     "window": "each output element depends on its pooling window (as avg_pool)",
-    "window_pair": "depends on the pooling windows of both operands (max_pool's derivatives)",
+    "window_gather": "an output element depends on its windows in both operands "
+                     "(max_pool_gather: the windows of x pick, the other operand is picked)",
+    "window_scatter": "an element of the output depends on the windows that hold it, in "
+                      "both operands (max_pool_scatter: the transpose of the gather)",
     "matmul": "the matrix product: an output element depends on a row and a column",
     "multilinear": "the pattern of the product with every other operand dense (einsum, conv)",
     "matrix": "an output matrix of a stack depends on the whole of its own input matrices",
@@ -94,16 +98,27 @@ class Primitive:
       rules hold as written), ``"holomorphic"`` (the rules are ``t * f'(z)``; the VJP is
       conjugated), ``"own"`` (its rules handle complex values themselves), or None (its
       derivatives refuse complex values).
+    - ``broadcast_view``: the output is a read-only broadcast of its input (zero strides),
+      larger than it at no memory cost: the IR folds it on constants of any size
+      (``ir/passes.py``), as a view (``broadcast_to``).
+    - ``value_params``: the names of integer params that are values, not sizes or axes
+      (``pad``'s ``constant_values``, ``integer_pow``'s ``y``): a loaded program does not
+      bound them by its dimensions (``saved/decode.py``).
+
+    Its derivative rules meet complex values as ``complex`` says from the moment it is made
+    (``core/hooks.py: complex_rules``, installed by ``primitives/complex.py``).
     """
 
     __slots__ = ("name", "impl", "abstract", "vjp", "jvp", "batch", "emit", "nondiff",
                  "nin", "doc", "stateful", "validate", "blas_work", "fresh", "cacheable",
-                 "elementwise", "sparsity", "transposes", "identities", "complex")
+                 "elementwise", "sparsity", "transposes", "identities", "complex",
+                 "broadcast_view", "value_params")
 
     def __init__(self, name, impl, *, nin, abstract=None, vjp=None, jvp=None, batch=None,
                  emit=None, nondiff=False, doc="", stateful=False, validate=None, fresh=False,
                  cacheable=True, elementwise=False, sparsity=None, transposes=None,
-                 identities=None, blas_work=None, complex=None):
+                 identities=None, blas_work=None, complex=None, broadcast_view=False,
+                 value_params=()):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is already registered")
         if sparsity is not None and sparsity not in SPARSITY_KINDS:
@@ -119,6 +134,9 @@ class Primitive:
         self.sparsity = "elementwise" if elementwise and sparsity is None else sparsity
         self.transposes, self.identities = transposes, identities
         self.blas_work, self.complex = blas_work, complex
+        self.broadcast_view, self.value_params = broadcast_view, tuple(value_params)
+        if hooks.complex_rules is not None:  # else complex.py adapts it at its import
+            hooks.complex_rules(self)
         PRIMITIVES[name] = self
 
     def __repr__(self):

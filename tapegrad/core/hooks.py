@@ -9,8 +9,8 @@ compiled-derivative cache is interpreted, a Hessian without ``sparsity`` is dens
 
 >>> from tapegrad.core import hooks
 >>> sorted(hooks.NAMES)  # doctest: +NORMALIZE_WHITESPACE
-['batch_coupling', 'compiled_gradient', 'compiled_jacobian', 'sparse_hessian',
- 'sparse_jacobian', 'stack', 'symbolic_sizes']
+['batch_coupling', 'compiled_gradient', 'compiled_jacobian', 'complex_rules',
+ 'sparse_hessian', 'sparse_jacobian', 'stack', 'symbolic_sizes']
 """
 
 
@@ -39,7 +39,7 @@ compiled_jacobian = None
 sparse_hessian = None
 
 # sparsity/traced.py: ``sparse_jacobian(path, target, source, reverse, chunk_size, batch)``:
-# a traced tape Jacobian block with compressed seeds, or None: seed densely
+# a traced tape Jacobian block with compressed directions, or None: use the dense basis
 # (tape/jacobians.py: tape_jacobians, tape_batch_jacobian)
 sparse_jacobian = None
 
@@ -48,9 +48,14 @@ sparse_jacobian = None
 # (tape/jacobians.py)
 batch_coupling = None
 
+# primitives/complex.py: ``complex_rules(prim)`` gives a new primitive's derivative rules
+# TensorFlow's complex convention, by the kind its block states (core/dispatch.py:
+# Primitive; the primitives made before complex.py are adapted when it is imported)
+complex_rules = None
+
 NAMES = frozenset(("symbolic_sizes", "stack", "compiled_gradient",
                    "compiled_jacobian", "sparse_hessian", "sparse_jacobian",
-                   "batch_coupling"))
+                   "batch_coupling", "complex_rules"))
 
 
 def install(**functions):

@@ -109,7 +109,7 @@ def _broadcasting(e):
 
 def _spread(v, ctx):
     """``z`` if ``v`` only spreads a smaller value: ``broadcast_to(z)``, or a reshape of a
-    one-element ``z`` (a loss's scalar seed made (1, 1)); else None."""
+    one-element ``z`` (a loss's scalar cotangent made (1, 1)); else None."""
     b = ctx.prod(v, "broadcast_to")
     if b is None:
         b = ctx.prod(v, "reshape")
@@ -120,7 +120,7 @@ def _spread(v, ctx):
 
 def _sink_broadcast(e, ctx):
     """``op(broadcast_to(z), c)`` -> ``broadcast_to(op(z, c))`` where nothing else is as large:
-    the operation runs on the small value (the scalar seed of a loss times 2/N, say), and
+    the operation runs on the small value (the scalar cotangent of a loss times 2/N, say), and
     the broadcast usually vanishes against a full-size operand later (``_scalarize``)."""
     if not _broadcasting(e):
         return None
@@ -155,8 +155,8 @@ def _compressed(a):
 
 def _scalarize(e, ctx):
     """``e`` with constant inputs shrunk where broadcasting makes up for it: uniform ones
-    become 0-d, and ones that repeat along an axis keep a single slice there (a seed of
-    a vectorized Jacobian folded through a weight matrix, say: far less memory to read)."""
+    become 0-d, and ones that repeat along an axis keep a single slice there (the basis
+    rows of a vectorized Jacobian folded through a weight matrix, say: far less memory to read)."""
     if not _broadcasting(e):
         return e
     ins = list(e.inputs)

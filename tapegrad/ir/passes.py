@@ -89,9 +89,9 @@ def fold_constants(program):
 
 def _try_fold(e, values):
     out = e.out
-    # broadcast_to gives a view: folding it costs no memory at any size
-    if e.prim.name != "broadcast_to" and out.size > max(FOLD_LIMIT,
-                                                        sum(v.size for v in e.inputs)):
+    # a broadcast view (broadcast_to) costs no memory at any size
+    view = e.prim.broadcast_view
+    if not view and out.size > max(FOLD_LIMIT, sum(v.size for v in e.inputs)):
         return None
     try:
         val = np.asarray(e.prim.impl(*[values[v.name] for v in e.inputs], **dict(e.params)))
@@ -101,7 +101,7 @@ def _try_fold(e, values):
         return None
     if val.dtype != out.dtype:
         val = val.astype(out.dtype)
-    if e.prim.name == "broadcast_to":
+    if view:
         return val if not val.flags.writeable else frozen_array(val)
     if val.ndim > 1 and not val.flags.c_contiguous and all(s != 0 for s in val.strides):
         # a folded transpose is a strided view; BLAS is up to 2x faster on a contiguous copy,

@@ -4,6 +4,3 @@ from tapegrad.primitives import elementwise, reductions, shape, linalg  # noqa: 
 from tapegrad.primitives import random, sorting  # noqa: F401
 from tapegrad.primitives import conv, pooling, variables  # noqa: F401
 from tapegrad.core.dispatch import PRIMITIVES  # noqa: F401
-from tapegrad.primitives import complex as _complex  # noqa: E402
-
-_complex.install()  # TensorFlow's convention for complex derivatives, on every rule above

@@ -13,7 +13,8 @@ coefficients (add, reshape, sum, indexing...) are the same in both conventions. 
 and ``cast`` (not holomorphic) take complex values in rules of their own, and ``real``,
 ``imag`` and ``conj`` are defined here. Every other primitive raises ``TypeError`` when its
 derivative meets a complex value, rather than give a number in another convention. Each
-block states which of these it is (``Primitive.complex``); ``install`` adapts the rules.
+block states which of these it is (``Primitive.complex``); ``adapt`` adapts its rules
+as the primitive is made.
 
 >>> import tapegrad as tf
 >>> z = tf.constant(1 + 2j, tf.complex128)
@@ -25,6 +26,7 @@ block states which of these it is (``Primitive.complex``); ``install`` adapts th
 """
 import numpy as np
 
+from tapegrad.core import hooks
 from tapegrad.core.dispatch import PRIMITIVES, bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.api import cast, multiply
@@ -131,19 +133,22 @@ def _wrap_rules(p, wrap):
             None if r is None else wrap(r, "forward derivative") for r in p.jvp)
 
 
-_DONE = set()
+def adapt(p):
+    """Give primitive ``p``'s rules TensorFlow's complex convention, by the kind its block
+    states: holomorphic VJPs are conjugated, real-linear and own rules stay, and every other
+    derivative refuses complex values. Run once per primitive, as it is made
+    (``core/hooks.py: complex_rules``)."""
+    if p.nondiff or p.complex in ("real_linear", "own"):
+        return
+    if p.complex == "holomorphic":
+        p.vjp = _conjugated_all(p.vjp) if callable(p.vjp) else tuple(
+            None if r is None else _conjugated(r) for r in p.vjp)
+    else:
+        _wrap_rules(p, lambda r, mode, n=p.name: _refusing(n, r, mode))
 
 
-def install():
-    """Give every registered primitive's rules TensorFlow's complex convention (once), by
-    the kind its block states: holomorphic VJPs are conjugated, real-linear and own rules
-    stay, and every other derivative refuses complex values."""
-    for name, p in PRIMITIVES.items():
-        if p.nondiff or name in _DONE or p.complex in ("real_linear", "own"):
-            continue
-        if p.complex == "holomorphic":
-            p.vjp = _conjugated_all(p.vjp) if callable(p.vjp) else tuple(
-                None if r is None else _conjugated(r) for r in p.vjp)
-        else:
-            _wrap_rules(p, lambda r, mode, n=name: _refusing(n, r, mode))
-        _DONE.add(name)
+# every primitive made from now on is adapted as it is made; the ones made before this
+# module (none but those it needs to import) are adapted here, once
+for _p in list(PRIMITIVES.values()):
+    adapt(_p)
+hooks.install(complex_rules=adapt)

@@ -196,7 +196,8 @@ integer_pow_p = Primitive(
     jvp=(lambda t, ans, x, *, y: _integer_pow_vjp(t, x, y),),
     abstract=elementwise(no_bool(_same, "integer_pow")), validate=_integer_pow_validate,
     batch=lambda args, batched, *, y: integer_pow_p.bind_raw(args[0], y=y),
-    elementwise=True, identities=identities.integer_pow, complex="holomorphic")
+    elementwise=True, identities=identities.integer_pow, complex="holomorphic",
+    value_params=("y",))
 atan2_p = binary("atan2", xp.arctan2,
                  lambda g, ans, y, x: g * x / (x * x + y * y),
                  lambda g, ans, y, x: -g * y / (x * x + y * y))

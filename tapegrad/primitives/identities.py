@@ -292,8 +292,8 @@ def matmul(e, ctx, out, a, w):
     """``reshape(C * X) @ W`` with constants C (J,1,K) and W (K,N) -> ``X @ (C^T * W)``.
 
     This is the first step of every vectorized reverse-mode Jacobian of a dense layer: the
-    J seed rows, scaled elementwise by the layer's derivative X, times the weights. Folding
-    the seeds into the weights skips a (J, B, K) temporary: J GEMMs on X instead.
+    J basis rows (the cotangents), scaled elementwise by the layer's derivative X, times the weights. Folding
+    the basis rows into the weights skips a (J, B, K) temporary: J GEMMs on X instead.
     """
     wv = ctx.values.get(w.name)
     r = ctx.prod(a, "reshape")
@@ -310,7 +310,7 @@ def matmul(e, ctx, out, a, w):
     if cv is None or cv.shape != (J, 1, K) or x.shape != (B, K) or a.shape != (J * B, K) \
             or cv.dtype != out.dtype or x.dtype != out.dtype or wv.dtype != out.dtype:
         return None
-    # exact only for seeds of 0 and ±1 (then (c x) w and x (c w) are the same products,
+    # exact only for cotangents of 0 and ±1 (then (c x) w and x (c w) are the same products,
     # NaN and inf included); other factors round and overflow differently
     if not _exact(out.dtype) and not np.isin(cv, (0, 1, -1)).all():
         return None

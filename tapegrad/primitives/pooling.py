@@ -346,7 +346,7 @@ max_pool_gather_p = Primitive(
     jvp=(None, lambda t_dot, ans, x, t, **p: max_pool_gather_p.bind_raw(x, t_dot, **p)),
     emit="_max_pool_gather({0}, {1}, " + _EMIT,
     batch=_pool_batch("max_pool_gather"), validate=_validate("max_pool_gather"),
-    sparsity="window_pair",
+    sparsity="window_gather",
     doc="t at the element where x has each window's maximum (the JVP of max pooling)")
 
 max_pool_scatter_p = Primitive(
@@ -356,7 +356,7 @@ max_pool_scatter_p = Primitive(
     jvp=(None, lambda t_dot, ans, x, t, **p: max_pool_scatter_p.bind_raw(x, t_dot, **p)),
     emit="_max_pool_scatter({0}, {1}, " + _EMIT,
     batch=_pool_batch("max_pool_scatter"), validate=_validate("max_pool_scatter"),
-    sparsity="window_pair",
+    sparsity="window_scatter",
     doc="g added at the element where x has each window's maximum (the VJP of max pooling)")
 
 # The code generator imports these by name for the ``emit`` strings above.

@@ -79,12 +79,12 @@ def _never_batched(args, batched, **params):
 random_normal_p = Primitive(
     "random_normal", lambda *, shape, dtype, mean, stddev, seed:
     _random_normal(shape, dtype, mean, stddev, seed), nin=0, nondiff=True, stateful=True,
-    abstract=_abstract, validate=_normal_validate, batch=_never_batched,
+    abstract=_abstract, validate=_normal_validate, batch=_never_batched, value_params=("seed",),
     emit="_random_normal({shape}, '{dtype}', {mean}, {stddev}, {seed})")
 random_uniform_p = Primitive(
     "random_uniform", lambda *, shape, dtype, minval, maxval, seed:
     _random_uniform(shape, dtype, minval, maxval, seed), nin=0, nondiff=True, stateful=True,
-    abstract=_abstract, validate=_uniform_validate, batch=_never_batched,
+    abstract=_abstract, validate=_uniform_validate, batch=_never_batched, value_params=("seed",),
     emit="_random_uniform({shape}, '{dtype}', {minval}, {maxval}, {seed})")
 
 EMIT_HELPERS = {"_random_normal": _random_normal, "_random_uniform": _random_uniform}

@@ -71,7 +71,7 @@ broadcast_to_p = Primitive(
     vjp=(lambda g, ans, x, *, shape: unbroadcast(g, x.shape),),
     jvp=_linear_jvp("broadcast_to"), batch=_broadcast_batch,
     emit="np.broadcast_to({0}, {shape})", sparsity="copy", identities=identities.broadcast_to,
-    complex="real_linear")
+    complex="real_linear", broadcast_view=True)
 
 # ---- transpose ---------------------------------------------------------------------------
 transpose_p = Primitive(
@@ -431,7 +431,7 @@ def _pad_validate(x, *, paddings, constant_values):
 
 
 pad_p = Primitive("pad", _pad, nin=1, fresh=True, vjp=(_pad_vjp,), abstract=_pad_abstract,
-                  validate=_pad_validate,
+                  validate=_pad_validate, value_params=("constant_values",),
                   jvp=(lambda t, ans, x, *, paddings, constant_values:
                        pad_p.bind_raw(t, paddings=paddings, constant_values=0),),
                   batch=lambda args, batched, *, paddings, constant_values: pad_p.bind_raw(

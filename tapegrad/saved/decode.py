@@ -20,10 +20,8 @@ from tapegrad.saved.format import (DTYPES, MAX_DEPTH, MAX_ELEMENTS, MAX_INT, MAX
 
 _FLOAT = re.compile(r"-?(inf|nan|\d+(\.\d*)?([eE][-+]?\d+)?)\Z")
 # Integer params are sizes, axes or positions, bounded by the equation's own dimensions and
-# arity (a crafted pad width must not allocate terabytes while shapes are checked). These
-# are values, not sizes.
-VALUE_PARAMS = {("pad", "constant_values"), ("while_loop", "maximum_iterations"),
-                ("integer_pow", "y"), ("random_normal", "seed"), ("random_uniform", "seed")}
+# arity (a crafted pad width must not allocate terabytes while shapes are checked), but the
+# ones a block names as values (``Primitive.value_params``).
 
 
 def fail(where, msg):
@@ -159,7 +157,7 @@ class Decoder:
         for k, v in d.items():
             w = f"{where}.params.{k}"
             out[k] = self.value(v, w, depth)
-            if (prim.name, k) not in VALUE_PARAMS:
+            if k not in prim.value_params:
                 _bounded(out[k], bound, w)
         return out
 

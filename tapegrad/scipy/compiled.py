@@ -227,9 +227,9 @@ class Compiled:
         plan = self.sparse_plan(of)
         if plan is None:
             raise ValueError("tapegrad.scipy: the sparsity pattern could not be detected")
-        pattern, colours, seeds = plan
+        pattern, colours, directions = plan
         target = self.g if of == "fun" else functional.grad(self.g)
-        s = constant(seeds)
+        s = constant(directions)
         decompress = self._programs.get(f"decompress_{of}")
         if decompress is None:
             from tapegrad.sparsity.large import Decompressor
@@ -241,7 +241,7 @@ class Compiled:
         return self._cached(f"sparse_{of}", x, build, lambda prog, x: decompress(_np(prog(x))))
 
     def sparse_plan(self, of="fun"):
-        """``(pattern, colours, seeds)`` for the Jacobian of ``f`` or of its gradient, or None
+        """``(pattern, colours, directions)`` for the Jacobian of ``f`` or of its gradient, or None
         when detection fails (then only dense or matrix-free forms are possible)."""
         key = f"plan_{of}"
         if key not in self._programs:
@@ -263,7 +263,7 @@ class Compiled:
                 raise TraceError(f"tapegrad.scipy: {self.name} could not be traced for "
                                  f"sparsity detection ({type(e).__name__}: {e})") from e
             colours = large.greedy_colouring(pattern)
-            self._programs[key] = (pattern, colours, large.seeds(colours))
+            self._programs[key] = (pattern, colours, large.directions(colours))
         return self._programs[key]
 
     def sparse_pays(self, of="fun", max_fraction=0.25, min_size=64):

@@ -1,7 +1,7 @@
 """Sparse Jacobians and Hessians by structural sparsity detection and graph colouring.
 
 A banded or otherwise sparse Hessian needs far fewer Hessian-vector products than ``n``:
-columns that never meet in a row can share one seed direction. This package
+columns that never meet in a row can share one tangent direction. This package
 
 1. detects the structural pattern by running one small dependency rule per kind of
    primitive (the kind its block states, ``Primitive.sparsity``) over the recorded (or
@@ -14,8 +14,8 @@ columns that never meet in a row can share one seed direction. This package
 ``tapegrad.hessian`` uses this automatically for one tensor argument when the colouring
 needs at most ``n / 4`` directions (``sparse=None``); ``sparse=True``/``False`` force it.
 Inside ``tapegrad.function``, ``GradientTape.jacobian`` and ``batch_jacobian`` of one
-source compress their seeds the same way where it pays (``traced``), with the numbers of
-the dense seeding.
+source compress their basis the same way where it pays (``traced``), with the numbers of
+the dense basis.
 
 >>> import tapegrad as tf
 >>> f = lambda x: tf.reduce_sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)

@@ -100,7 +100,7 @@ def _identity_fn(f, num):
 def jacobian(f, argnums=0, sparse=True, chunk_size=None):
     """The Jacobian of ``f`` (one tensor in, one tensor out) with compressed forward mode.
 
-    Columns that never share a row are seeded together (distance-2 colouring), so a banded
+    Columns that never share a row share one tangent direction (distance-2 colouring), so a banded
     Jacobian costs a few JVPs whatever its size. Shape ``out.shape + arg.shape``.
 
     >>> import tapegrad as tf

@@ -1,6 +1,6 @@
 """Graph colouring of a sparsity pattern, and the plan that decompresses ``J S`` into ``J``.
 
-Columns of one colour are summed into one seed direction, so ``c`` colours need ``c``
+Columns of one colour are summed into one tangent direction, so ``c`` colours need ``c``
 Jacobian-vector products instead of ``n``. Two colourings:
 
 - ``distance2_colouring``: columns that share a row get different colours, so every entry
@@ -76,12 +76,12 @@ def star_colouring(pattern):
 
 
 class Plan(NamedTuple):
-    """How to evaluate and decompress: ``seed`` (c, n) holds the directions; the result's
+    """How to evaluate and decompress: ``directions`` (c, n) holds the tangents; the result's
     flat entries ``dst`` (into ``m * n``) take the values ``R.ravel()[src]`` of the
-    compressed rows ``R = (J @ seed.T).T`` of shape (c, m); every other entry is zero."""
+    compressed rows ``R = (J @ directions.T).T`` of shape (c, m); every other entry is zero."""
 
     colours: np.ndarray
-    seed: np.ndarray
+    directions: np.ndarray
     src: np.ndarray
     dst: np.ndarray
     shape: tuple
@@ -89,7 +89,7 @@ class Plan(NamedTuple):
 
     @property
     def n_colours(self):
-        return self.seed.shape[0]
+        return self.directions.shape[0]
 
 
 def make_plan(pattern, colours, symmetric=False):
@@ -118,10 +118,10 @@ def make_plan(pattern, colours, symmetric=False):
         if (counts[k, colours[r]] != 1).any():
             return None
         src[bad] = colours[r] * m + k  # H[r, k] = H[k, r], read from row k
-    seed = np.zeros((c, n))
-    seed[colours, np.arange(n)] = 1.0
+    directions = np.zeros((c, n))
+    directions[colours, np.arange(n)] = 1.0
     order = np.argsort(rows * n + cols, kind="stable")
-    return Plan(colours, seed, src[order], (rows * n + cols)[order], (m, n), scatter)
+    return Plan(colours, directions, src[order], (rows * n + cols)[order], (m, n), scatter)
 
 
 def _dense_rows(p):

@@ -1,10 +1,10 @@
-"""Compressed Hessians and Jacobians: detect the pattern once, colour it, seed ``c`` directions.
+"""Compressed Hessians and Jacobians: detect the pattern once, colour it, push ``c`` tangent directions.
 
 ``f`` runs once under a tape (for a Hessian: its gradient, with the gradient computation
 recorded). The pattern of the recorded path from the argument to the result is detected
 (``detect.tape_pattern``) and coloured (``colouring``); both are cached per structure
 (``detect.fingerprint``), so later calls only compare keys. Then one vectorized forward pass
-carries the ``c`` seed directions (``jacobians._run_rows``, as ``jacfwd`` does with ``n``),
+carries the ``c`` tangent directions (``jacobians._run_rows``, as ``jacfwd`` does with ``n``),
 and the ``(c, m)`` compressed rows are scattered into the dense result.
 
 Inside ``tapegrad.function`` all of this happens at trace time: the program holds only the
@@ -58,8 +58,8 @@ def worth_it(plan, n, force):
 
 
 def compressed_rows(path, source, target, plan):
-    """``R[k] = J @ seed[k]``: one batched forward pass over the ``_Path``; shape (c,) + t."""
-    seed = plan.seed.astype(source.dtype, copy=False).reshape(
+    """``R[k] = J @ directions[k]``: one batched forward pass over the ``_Path``; shape (c,) + t."""
+    directions = plan.directions.astype(source.dtype, copy=False).reshape(
         (plan.n_colours,) + tuple(source.shape))
     sid, tid = id(source), id(target)
     path._frees = None
@@ -67,7 +67,7 @@ def compressed_rows(path, source, target, plan):
     def pass_(s):
         return [path.forward({sid: s}, {tid}).get(tid)]
 
-    (rows,) = jacobians._run_rows(pass_, seed, plan.n_colours)
+    (rows,) = jacobians._run_rows(pass_, directions, plan.n_colours)
     return rows
 
 

@@ -156,28 +156,33 @@ def window_rule(prim, *args):
     return movement_rule(prim, *args, via="avg_pool")
 
 
-def max_pool_pair_rule(prim, deps, ins, vals, params, out, n):
-    """max_pool_gather / max_pool_scatter: the windows' pattern, as average pooling moves it.
-
-    Which element of a window is chosen depends on values, so every element of the window
-    counts (both operands: x picks, the other is picked), a safe over-count.
-    """
-    pool, back = PRIMITIVES["avg_pool"], PRIMITIVES["avg_pool_grad"]
+def _window_pair_rule(deps, ins, params, moves):
+    """Pooling's derivatives (max_pool_gather, max_pool_scatter): the windows' pattern, as
+    average pooling moves it. Which element of a window is chosen depends on values, so every
+    element of the window counts (both operands: x picks, the other is picked), a safe
+    over-count. ``moves(i, t, pool, back)``: operand ``i``'s dependency rows moved."""
+    pool = lambda t: _batched_apply(PRIMITIVES["avg_pool"], [t], [True], params)
     grad = dict(params, input_spatial=tuple(_shape(ins[0])[1:-1]))
+    back = lambda t: _batched_apply(PRIMITIVES["avg_pool_grad"], [t], [True], grad)
     acc = None
     for i, d in enumerate(deps):
         if d is None:
             continue
-        t = _wrap(d.astype(np.float32))
-        if prim.name == "max_pool_gather":
-            r = _batched_apply(pool, [t], [True], params)
-        elif i == 0:  # x: its windows, back onto x's positions
-            r = _wrap(_batched_apply(pool, [t], [True], params))
-            r = _batched_apply(back, [r], [True], grad)
-        else:
-            r = _batched_apply(back, [t], [True], grad)
+        r = moves(i, _wrap(d.astype(np.float32)), pool, back)
         acc = (r != 0) if acc is None else acc | (r != 0)
     return acc
+
+
+def window_gather_rule(prim, deps, ins, vals, params, out, n):
+    """max_pool_gather: both operands through their windows, as avg_pool moves them."""
+    return _window_pair_rule(deps, ins, params, lambda i, t, pool, back: pool(t))
+
+
+def window_scatter_rule(prim, deps, ins, vals, params, out, n):
+    """max_pool_scatter: x through its windows and back onto its positions; the pooled
+    operand back onto the windows that made it, as avg_pool_grad moves it."""
+    return _window_pair_rule(deps, ins, params, lambda i, t, pool, back:
+                             back(_wrap(pool(t))) if i == 0 else back(t))
 
 
 # one rule per kind of ``Primitive.sparsity`` (core/dispatch.py: SPARSITY_KINDS)
@@ -187,7 +192,7 @@ KIND_RULES = {
     "copy_along_axis": along_axis_rule, "scatter_along_axis": along_axis_rule,
     "reduction": reduction_rule,
     "window": window_rule,
-    "window_pair": max_pool_pair_rule,
+    "window_gather": window_gather_rule, "window_scatter": window_scatter_rule,
     "matmul": multilinear_rule, "multilinear": multilinear_rule,
     "matrix": matrix_rule,
 }

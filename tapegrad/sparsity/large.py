@@ -231,7 +231,7 @@ def program_pattern(program, wrt=0, output=0):
 
 def greedy_colouring(pattern):
     """Distance-2 colours of the columns of a sparse pattern (columns sharing a row differ):
-    greedy, in natural, in largest-first and in SciPy's own (seeded random) column order,
+    greedy, in natural, in largest-first and in SciPy's own (random, but reproducible) column order,
     whichever needs fewest colours.
 
     SciPy's order is the grouping its finite differences use
@@ -286,8 +286,8 @@ def _first_fit(indptr, indices, order, n):
     return colours
 
 
-def seeds(colours, dtype=np.float64):
-    """The ``(c, n)`` seed directions: row ``k`` sums the unit vectors of colour ``k``."""
+def directions(colours, dtype=np.float64):
+    """The ``(c, n)`` tangent directions: row ``k`` sums the unit vectors of colour ``k``."""
     c = int(colours.max(initial=-1)) + 1
     s = np.zeros((c, colours.size), dtype)
     s[colours, np.arange(colours.size)] = 1
@@ -295,7 +295,7 @@ def seeds(colours, dtype=np.float64):
 
 
 def decompress(pattern, colours, compressed):
-    """The sparse Jacobian from ``compressed`` (``(c, m)``: ``J @ seeds.T``, transposed)."""
+    """The sparse Jacobian from ``compressed`` (``(c, m)``: ``J @ directions.T``, transposed)."""
     return Decompressor(pattern, colours)(compressed)
 
 

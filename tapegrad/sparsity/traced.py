@@ -1,18 +1,18 @@
 """Compressed ``GradientTape.jacobian`` and ``batch_jacobian`` inside a trace.
 
-A tape's Jacobian seeds one direction per row (reverse mode) or column (forward mode) of
-the identity. Inside ``tapegrad.function`` the traced program's structure is known, so
-where its pattern (``detect.tape_pattern``) colours into few groups, ``c`` summed seeds
-plus one zero seed replace the ``n`` rows; the program then holds only that pass and a
-scatter. The numbers are those of the dense seeding, bit for bit:
+A tape's Jacobian pushes one basis direction per row (reverse mode: a cotangent) or column
+(forward mode: a tangent) of the identity. Inside ``tapegrad.function`` the traced program's structure is known, so
+where its pattern (``detect.tape_pattern``) colours into few groups, ``c`` summed directions
+plus one zero direction replace the ``n`` rows; the program then holds only that pass and a
+scatter. The numbers are those of the dense basis, bit for bit:
 
 - every structural entry is read from a compressed row in which, structurally, it is the
   only contributor (distance-2 colouring). A rule's input elements are the only ones its
-  derivative reads, so that row computed the entry from exactly the seed elements the dense
-  row uses: no other column's NaN or inf can reach it;
-- every other entry is what the dense pass computes from zero seeds: ``+0.0`` mostly, but
+  derivative reads, so that row computed the entry from exactly the direction's elements the
+  dense row uses: no other column's NaN or inf can reach it;
+- every other entry is what the dense pass computes from zero directions: ``+0.0`` mostly, but
   ``-0.0`` (``-3 * x``) or NaN (``sqrt`` at 0) where the derivative's own arithmetic makes
-  it so. The zero seed (the extra direction, ``Z``) computes exactly that value per
+  it so. The zero direction (the extra one, ``Z``) computes exactly that value per
   row (forward) or column (reverse). Where some ``Z`` is not ``+0.0`` the program selects
   it into those entries; a ``cond`` skips that select in the usual case.
 
@@ -21,7 +21,7 @@ Cost model: compress when ``c + 1 <= RATIO * n`` for ``n >= MIN_SIZE`` dense row
 (``compressed.py``), and not past a given ``chunk_size``; sizes that a trace keeps
 symbolic (``trace/symbolic.py``) stay dense, since a colouring holds for one size only.
 The detection's booleans must fit ``config.memory_budget()``, as the dense pass's chunks
-do. Eager tapes seed densely (``_applies``).
+do. Eager tapes push the dense basis (``_applies``).
 """
 import math
 from typing import NamedTuple
@@ -40,22 +40,22 @@ from tapegrad.tape import jacobians
 
 
 class Plan(NamedTuple):
-    """Seeds ``(k, n_rows)`` (``k = c + 1``, the last one zero) and where each entry of the
+    """Directions ``(k, n_rows)`` (``k = c + 1``, the last one zero) and where each entry of the
     compressed result ``R`` (``(k, n_other)``) goes in the dense ``(m, n)`` Jacobian."""
 
-    seed: np.ndarray
+    directions: np.ndarray
     index: tuple   # (rows, cols), each (k, n_other): R[a, b] goes to (rows[a, b], cols[a, b])
     mask: np.ndarray  # (m, n): the structural entries
     reverse: bool
 
     @property
     def k(self):
-        return self.seed.shape[0]
+        return self.directions.shape[0]
 
 
 def make_plan(pattern, reverse):
-    """The plan for a dense Jacobian pattern ``(m, n)`` seeded along rows (``reverse``) or
-    columns; None when a colouring cannot pay."""
+    """The plan for a dense Jacobian pattern ``(m, n)`` with its directions along rows
+    (``reverse``) or columns; None when a colouring cannot pay."""
     p = np.asarray(pattern, bool)
     q = p.T if reverse else p  # (n_other, n_rows): colour q's columns
     n_other, n_rows = q.shape
@@ -70,7 +70,7 @@ def make_plan(pattern, reverse):
     slot[colours[cols], rows] = cols
     if np.count_nonzero(slot >= 0) != rows.size:  # two contributors in one entry: refuse
         return None
-    # R[a, r] that holds no structural entry is Z[r] (no seed reaches it), the value of the
+    # R[a, r] that holds no structural entry is Z[r] (no direction reaches it), the value of the
     # entries of r that are not structural: it goes to one of those, each to its own
     empty = slot < 0
     rank = np.cumsum(empty, axis=0) - 1
@@ -79,11 +79,11 @@ def make_plan(pattern, reverse):
     free = np.argsort(q[:, :width], axis=1, kind="stable")  # non-structural columns first
     r_idx = np.broadcast_to(np.arange(n_other), slot.shape)
     slot[empty] = free[r_idx[empty], rank[empty]]
-    seed = np.zeros((c + 1, n_rows))
-    seed[colours, np.arange(n_rows)] = 1.0
+    directions = np.zeros((c + 1, n_rows))
+    directions[colours, np.arange(n_rows)] = 1.0
     r_idx = np.ascontiguousarray(r_idx)
     index = (slot, r_idx) if reverse else (r_idx, slot)
-    return Plan(seed, index, p, reverse)
+    return Plan(directions, index, p, reverse)
 
 
 _PLANS = {}
@@ -119,7 +119,7 @@ def _cached_plan(path, source, target, reverse, batch):
 
 def _batch_pattern(path, source, target):
     """``(ny, nx)``: element ``i`` of some example of the target depends on element ``j`` of
-    some example of the source (what a seed broadcast over the batch sees)."""
+    some example of the source (what a direction broadcast over the batch sees)."""
     b, xs = source.shape[0], tuple(source.shape[1:])
     nx = math.prod(xs)
     if nx * math.prod(source.shape) > detect.LIMIT:
@@ -136,7 +136,7 @@ def _batch_pattern(path, source, target):
 
 def _applies(path, source, target):
     if not STATE.stack.tracers or STATE.stack.batch_level:
-        # Eager tapes seed densely: each call would pay the structure key, and a structure
+        # Eager tapes push the dense basis: each call would pay the structure key, and a structure
         # that changes with every call (a gather's indices) the detection too, about as much
         # as a dense pass. A trace pays it once (so does the derivative cache's compiled
         # pass of a repeated eager tape).
@@ -150,7 +150,7 @@ def _applies(path, source, target):
 
 def sparse_jacobian(path, target, source, reverse, chunk_size, batch=False):
     """The Jacobian block of ``tape_jacobians`` (``batch``: of ``tape_batch_jacobian``),
-    compressed, or None where the dense seeding should run."""
+    compressed, or None where the dense basis should run."""
     pivot, other = (target, source) if reverse else (source, target)
     lead = 1 if batch else 0
     pshape = tuple(pivot.shape[lead:])
@@ -162,9 +162,9 @@ def sparse_jacobian(path, target, source, reverse, chunk_size, batch=False):
     plan = _cached_plan(path, source, target, reverse, batch)
     if plan is None or (chunk_size is not None and plan.k > chunk_size):
         return None
-    seed = plan.seed.astype(pivot.dtype).reshape((plan.k,) + (1,) * lead + pshape)
+    directions = plan.directions.astype(pivot.dtype).reshape((plan.k,) + (1,) * lead + pshape)
     if batch:
-        seed = jacobians._broadcast_seed(seed, (plan.k,) + tuple(pivot.shape))
+        directions = jacobians._broadcast_basis(directions, (plan.k,) + tuple(pivot.shape))
     pid, oid = id(pivot), id(other)
     if reverse:
         def pass_(s):
@@ -175,7 +175,7 @@ def sparse_jacobian(path, target, source, reverse, chunk_size, batch=False):
         def pass_(s):
             return [path.forward({pid: s}, {oid}).get(oid)]
 
-    (rows,) = jacobians._run_rows(pass_, seed, plan.k)
+    (rows,) = jacobians._run_rows(pass_, directions, plan.k)
     if rows is None:
         return None
     return _decompress(rows, plan, target, source, batch)

@@ -1,9 +1,9 @@
-"""The reverse pass over a tape's records: cotangents of the sources given seeds.
+"""The reverse pass over a tape's records: cotangents of the sources given the targets'.
 
 ``backward`` walks the entries ``(primitive, inputs, params, output)`` from last to first and
 calls each primitive's VJP rules: it is the one place that applies them (undoing
 broadcasting, summing the cotangents of a tensor used twice). It is shared by ``GradientTape``, the vectorized Jacobians
-(with a batched seed) and the functional API. A first-order pass that nothing records runs
+(with a batched cotangent: rows of the identity) and the functional API. A first-order pass that nothing records runs
 the rules on NumPy arrays, and a tape structure seen before runs as generated code
 (``derivative_cache``).
 """
@@ -26,26 +26,27 @@ def reachable_from(entries, ids):
     return live
 
 
-def backward(entries, seeds, source_ids, live=None):
-    """Reverse pass: cotangents of ``source_ids`` given cotangent ``seeds`` (id -> tensor).
+def backward(entries, target_cts, source_ids, live=None):
+    """Reverse pass: cotangents of ``source_ids`` given the targets' cotangents
+    ``target_cts`` (id -> tensor: ``output_gradients``, ones by default).
 
     ``live``: the ids that depend on a source (computed from ``entries`` if not given).
     When nothing records the pass (first order, no outer tape, no tracing), the rules get
     NumPy arrays instead of tensors: the operators in them are then plain NumPy calls, and
-    named ops (``T.cos``) accept arrays too. That halves the cost of a first-order gradient;
+    the primitive layer's functions (``api.cos``) accept arrays too. That halves the cost of a first-order gradient;
     the result is identical.
     """
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
     if live is None and STATE.stack.idle and hooks.compiled_gradient is not None:
         # a structure differentiated before: its reverse pass as generated NumPy code (the
         # cache takes plain tensors only, so it checks what _all_concrete would)
-        cts = hooks.compiled_gradient(entries, n, seeds, source_ids)
+        cts = hooks.compiled_gradient(entries, n, target_cts, source_ids)
         if cts is not None:
             return cts
-    raw = STATE.stack.idle and _all_concrete(entries, n, seeds)
+    raw = STATE.stack.idle and _all_concrete(entries, n, target_cts)
     if live is None:
         live = reachable_from(entries if STATE.stack.idle else entries[:n], source_ids)
-    cts = {k: g._value for k, g in seeds.items()} if raw else dict(seeds)
+    cts = {k: g._value for k, g in target_cts.items()} if raw else dict(target_cts)
     get = cts.get
     debroadcast = _unbroadcast_array if raw else unbroadcast
     for k in range(n - 1, -1, -1):
@@ -97,8 +98,8 @@ def backward(entries, seeds, source_ids, live=None):
     return {k: cts[k] for k in source_ids if k in cts}
 
 
-def _all_concrete(entries, n, seeds):
-    for g in seeds.values():
+def _all_concrete(entries, n, target_cts):
+    for g in target_cts.values():
         if type(g) is not Tensor:
             return False
     for k in range(n):

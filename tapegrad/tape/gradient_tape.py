@@ -6,7 +6,7 @@ tape keeps every tensor it names alive, so an id cannot be reused while the tape
 
 Higher orders need no special machinery: derivative rules are ordinary operations, so an
 outer tape records them. A persistent tape also records its own gradient computations, even
-after its ``with`` block has ended: that is why the seed's ``tape.gradient(dy_dx, x)`` gives
+after its ``with`` block has ended: that is why the lesson's ``tape.gradient(dy_dx, x)`` gives
 12 where TensorFlow returns None.
 """
 import contextlib
@@ -45,7 +45,7 @@ _ONES = {}
 
 
 def _ones_like(t):
-    """The seed cotangent of a target; scalar ones are shared (tensors are immutable)."""
+    """The cotangent of a target when none is given (ones); scalar ones are shared (tensors are immutable)."""
     if t.shape == ():
         one = _ONES.get(t.dtype)
         if one is None:
@@ -274,11 +274,11 @@ class GradientTape(Interpreter):
                 d.pop(key, None)
         lazy[key] = (weakref.ref(result, forget), recompute)
 
-    def _remember_grads(self, cts, seeds, source_ids):
+    def _remember_grads(self, cts, target_cts, source_ids):
         entries = self._entries
         for sid in source_ids:
             self._remember(cts.get(sid),
-                           lambda sid=sid: backward(entries, seeds, {sid}).get(sid))
+                           lambda sid=sid: backward(entries, target_cts, {sid}).get(sid))
 
     def _resolve(self, target):
         """Replace gradient results of this tape by recorded copies (see ``_remember``)."""
@@ -339,7 +339,7 @@ class GradientTape(Interpreter):
                                  f"{len(flat_targets)}; they must match.")
         else:
             ogs = [None] * len(flat_targets)
-        seeds = {}
+        target_cts = {}
         for t, og in zip(flat_targets, ogs):
             if not isinstance(t, Tensor):
                 t = convert_to_tensor(t)
@@ -356,7 +356,7 @@ class GradientTape(Interpreter):
                     raise ValueError(f"output_gradients shape {tuple(g.shape)} does not match "
                                      f"target shape {tuple(t.shape)}.")
             key = id(t)
-            seeds[key] = g if key not in seeds else seeds[key] + g
+            target_cts[key] = g if key not in target_cts else target_cts[key] + g
         good = []
         for s in flat_sources:
             ok = s.dtype.kind in "fc"
@@ -366,11 +366,11 @@ class GradientTape(Interpreter):
                               f"tf.{s.dtype.name}", stacklevel=2)
             good.append(ok)
         # Only what this tape watched (or recorded) has a gradient, and a target that is
-        # also a source (its seed): a tensor the tape never saw gives None even where a
+        # also a source (its own cotangent): a tensor the tape never saw gives None even where a
         # recorded operation used it, as in TensorFlow.
-        cts = self._backward(entries, seeds, {
+        cts = self._backward(entries, target_cts, {
             id(s) for s, ok in zip(flat_sources, good)
-            if ok and (id(s) in watched or id(s) in seeds)})
+            if ok and (id(s) in watched or id(s) in target_cts)})
         out = []
         for s, ok in zip(flat_sources, good):
             c = cts.get(id(s)) if ok else None
@@ -381,28 +381,28 @@ class GradientTape(Interpreter):
             return out if type(sources) is list else tuple(out)
         return nest.pack_sequence_as(sources, out)
 
-    def _backward(self, entries, seeds, source_ids):
+    def _backward(self, entries, target_cts, source_ids):
         """The reverse pass, recorded by whoever records this tape's gradients."""
         recs = self._recorders_for_backward()
         if not recs and not STATE.stack.recorders:  # usually: nothing to switch, nothing records
-            cts = backward(entries, seeds, source_ids)
+            cts = backward(entries, target_cts, source_ids)
         else:
             with _recording_derivatives(recs):
-                cts = backward(entries, seeds, source_ids)
+                cts = backward(entries, target_cts, source_ids)
         if self._persistent:
-            self._remember_grads(cts, seeds, source_ids)
+            self._remember_grads(cts, target_cts, source_ids)
         return cts
 
     def _simple_gradient(self, entries, watched, target, sources, one, unconnected):
         """``gradient`` of one float target for one float source or a flat list of them."""
         tid = id(target)
-        seeds = {tid: _ones_like(target)}
+        target_cts = {tid: _ones_like(target)}
         if one:
             sid = id(sources)
             ids = {sid} if sid in watched or sid == tid else set()
         else:
             ids = {id(s) for s in sources if id(s) in watched or id(s) == tid}
-        cts = self._backward(entries, seeds, ids)
+        cts = self._backward(entries, target_cts, ids)
         zero = unconnected is UnconnectedGradients.ZERO
         out = []
         for s in ([sources] if one else sources):

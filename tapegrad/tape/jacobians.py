@@ -98,10 +98,10 @@ class _Path:
     def widest(self):
         return max([math.prod(e[3].shape) for e in self.entries], default=1)
 
-    def backward(self, seeds, source_ids):
-        """Cotangents of ``source_ids`` (id -> tensor) given seeds (id -> cotangent)."""
+    def backward(self, target_cts, source_ids):
+        """Cotangents of ``source_ids`` (id -> tensor) given the targets' (id -> cotangent)."""
         from tapegrad.tape.backward import backward
-        return backward(self.entries, seeds, source_ids, live=self.live)
+        return backward(self.entries, target_cts, source_ids, live=self.live)
 
     def forward(self, tangents, want_ids):
         """Tangents of ``want_ids`` given tangents (id -> tensor); dead tangents are freed."""
@@ -139,7 +139,7 @@ def auto_chunk(widest, n_rows, itemsize=8, result_size=0):
     """Rows per chunk so that one chunk's batched intermediates stay small.
 
     A chunk of ``k`` rows holds a few batched values of the widest intermediate at once
-    (the seed, the value being computed, cotangents or tangents of its inputs), about
+    (the basis rows, the value being computed, cotangents or tangents of its inputs), about
     ``k * 4 * widest * itemsize`` bytes. That must fit ``config.memory_budget()``, and also
     the size of the result itself (at least 32 MB): then the peak memory of a large
     Jacobian is a small multiple of the result, whatever the budget. Chunks are balanced
@@ -166,36 +166,37 @@ def _basis(n, start, stop, dtype):
     return rows
 
 
-def _broadcast_seed(rows, shape):
+def _broadcast_basis(rows, shape):
     """``rows`` repeated over the batch; staged in a trace whose batch size is symbolic
     (trace/symbolic.py), so that the program holds for every batch size."""
     if STATE.stack.tracers and holds_size(shape):
         from tapegrad.trace.symbolic import ctx_of
-        seed = ctx_of(shape).broadcast(rows, shape, rows.dtype)
-        if seed is not None:
-            return seed
+        basis = ctx_of(shape).broadcast(rows, shape, rows.dtype)
+        if basis is not None:
+            return basis
     return np.broadcast_to(rows, shape)
 
 
-def _run_rows(fn, seed, k):
-    """``fn(seed_tensor)`` for a seed with a leading axis of ``k`` rows.
+def _run_rows(fn, basis, k):
+    """``fn(basis_tensor)`` for basis directions (cotangents or tangents) with a leading
+    axis of ``k`` rows.
 
     Returns a list of results with that leading axis (None where ``fn`` gave None). One row
     runs without the batching interpreter.
     """
-    seed = seed if isinstance(seed, Tensor) else _wrap(seed)
+    basis = basis if isinstance(basis, Tensor) else _wrap(basis)
     if k == 1:
-        outs = fn(seed[0] if seed._symbolic else _wrap(seed._value[0]))
+        outs = fn(basis[0] if basis._symbolic else _wrap(basis._value[0]))
         return [None if o is None else _lead(o) for o in outs]
     with batch_level() as lvl:
-        outs = fn(_batched(seed, lvl))
+        outs = fn(_batched(basis, lvl))
         res = []
         for o in outs:
             if o is None:
                 res.append(None)
             elif type(o) is BatchedTensor and o._level == lvl:
                 res.append(o._val)
-            else:  # did not depend on the seed
+            else:  # did not depend on the basis
                 res.append(broadcast_to(expand_dims(o, 0), (k,) + tuple(o.shape)))
         return res
 
@@ -303,7 +304,7 @@ def tape_jacobians(entries, targets, sources, *, mode="auto", chunk_size=None, l
     blocks = {}
     if sparse and not loop and hooks.sparse_jacobian is not None and len(conn) == 1 \
             and len(ftargets) == 1 and id(ftargets[0]) in path.connected:
-        # one block inside a trace: seeds compressed by the program's sparsity, if it pays
+        # one block inside a trace: basis rows compressed by the program's sparsity, if it pays
         t, s = ftargets[0], conn[0]
         out = hooks.sparse_jacobian(path, t, s, mode == "reverse", chunk_size)
         if out is not None:
@@ -335,8 +336,8 @@ def _rows_per_chunk(path, n_rows, dtype, chunk_size, loop, extra, result_size):
 
 def _blocks(path, pivot, others, chunk_size, loop, forward):
     """The Jacobian blocks between ``pivot`` and each of ``others``, one row of the identity
-    per pass: reverse mode seeds the target (``pivot``) and reads the sources, forward mode
-    seeds the source and reads the targets."""
+    per pass: reverse mode gives the target (``pivot``) the row as its cotangent and reads the
+    sources, forward mode gives it to the source as its tangent and reads the targets."""
     pshape = tuple(pivot.shape)
     n = _size(pshape)
     results = [_Result(_size(o.shape), n, tuple(o.shape) + pshape, True) if forward else
@@ -354,14 +355,14 @@ def _blocks(path, pivot, others, chunk_size, loop, forward):
         got = run({pid: _wrap(np.ones(pshape, pivot.dtype))}, want)
         return [_as_block(got.get(id(o)), r.out_shape) for o, r in zip(others, results)]
 
-    def pass_(seed):
-        got = run({pid: seed}, want)
+    def pass_(direction):
+        got = run({pid: direction}, want)
         return [got.get(id(o)) for o in others]
 
     for start, stop in _chunks(n, size):
         k = stop - start
-        seed = _basis(n, start, stop, pivot.dtype).reshape((k,) + pshape)
-        for r, part in zip(results, _run_rows(pass_, seed, k)):
+        basis = _basis(n, start, stop, pivot.dtype).reshape((k,) + pshape)
+        for r, part in zip(results, _run_rows(pass_, basis, k)):
             r.add(part, k)
     return [r.finish() for r in results]
 
@@ -427,17 +428,17 @@ def tape_batch_jacobian(entries, target, source, *, mode="auto", chunk_size=None
     tid, sid = id(target), id(source)
 
     if reverse:
-        def pass_(seed):
-            return [path.backward({tid: seed}, {sid}).get(sid)]
+        def pass_(cotangent):
+            return [path.backward({tid: cotangent}, {sid}).get(sid)]
     else:
-        def pass_(seed):
-            return [path.forward({sid: seed}, {tid}).get(tid)]
+        def pass_(tangent):
+            return [path.forward({sid: tangent}, {tid}).get(tid)]
 
     parts = []
     for start, stop in _chunks(n_rows, size):
         k = stop - start
         rows = _basis(n_rows, start, stop, dt).reshape((k, 1) + row_shape)
-        (part,) = _run_rows(pass_, _broadcast_seed(rows, (k, b) + row_shape), k)
+        (part,) = _run_rows(pass_, _broadcast_basis(rows, (k, b) + row_shape), k)
         parts.append((part, k))
     if all(p is None for p, _ in parts):
         return zeros(out_shape, dtype=target.dtype)

@@ -74,7 +74,7 @@ def _blockable(e, region, n):
     return None
 
 
-def _seed(e):
+def _starts_region(e):
     """Where a blocked chain can start: an equation making a large batched value from smaller
     ones, a batched matmul or a broadcasting elementwise op (axis 0 of size > 1 either way)."""
     if len(e.outs) != 1 or e.out.ndim < 3 or e.out.shape[0] < 2:
@@ -137,7 +137,7 @@ def regions(program):
     out, k = [], 0
     eqs = program.equations
     while k < len(eqs):
-        region = _seed(eqs[k]) and _grow(program, k)
+        region = _starts_region(eqs[k]) and _grow(program, k)
         if region:
             out.append(region)
             k = region.eqs[-1] + 1

@@ -32,7 +32,7 @@ def fast_form(e, made_by, ren, ns):
     """A faster NumPy form of an equation where one exists for its shapes, else None."""
     if e.prim is reductions.reduce_sum_p:
         return _row_sum_form(e, ren, ns)
-    if e.prim.name == "transpose":
+    if e.prim is transpose_p:
         return _matrix_transpose_form(e, ren)
     return _matmul_form(e, made_by, ren)
 

@@ -8,7 +8,7 @@ branch on the size, so both traces must have run with guarded ``SymInt`` sizes, 
 size, and recorded the same guards, which every new size must pass. The traces must agree
 exactly, except for params that hold a size expression: each is evaluated for the new size
 from the expression the trace recorded, never fitted. A constant may differ only by
-repeating one slice along the size (the seed rows of a batch Jacobian). The new program's
+repeating one slice along the size (the basis rows of a batch Jacobian). The new program's
 shapes are re-derived by the primitives' shape rules and checked, so the template never
 produces a program that the checker would not accept.
 """
@@ -37,7 +37,7 @@ class Template:
             along = self.consts[i]
             if along is None:
                 return c
-            # e.g. the seed rows of a batch Jacobian, one per example
+            # e.g. the basis rows of a batch Jacobian, one per example
             shape = tuple(d if j in along else s for j, s in enumerate(c.var.shape))
             one = c.value[tuple(slice(0, 1) if j in along else slice(None)
                                 for j in range(c.value.ndim))]

@@ -177,7 +177,7 @@ def vjp(f, *primals, has_aux=False):
         if len(cts) != len(outs):
             raise ValueError(f"vjp: the cotangent has {len(cts)} leaves but the output has "
                              f"{len(outs)}; they must have the same structure.")
-        seeds = {}
+        target_cts = {}
         for y, c in zip(outs, cts):
             if y.dtype.kind not in "fc" or c is None:
                 continue
@@ -186,11 +186,11 @@ def vjp(f, *primals, has_aux=False):
                 raise ValueError(f"Shape of cotangent input to vjp pullback function "
                                  f"{tuple(c.shape)} must be the same as the shape of the "
                                  f"corresponding output {tuple(y.shape)}.")
-            seeds[id(y)] = c if id(y) not in seeds else seeds[id(y)] + c
+            target_cts[id(y)] = c if id(y) not in target_cts else target_cts[id(y)] + c
         if "path" not in state:
             state["path"] = jacobians._Path(entries, {id(s) for s in leaves},
                                             {id(y) for y in outs})
-        res = state["path"].backward(seeds, {id(s) for s in leaves})
+        res = state["path"].backward(target_cts, {id(s) for s in leaves})
         flat = [res.get(id(s)) if res.get(id(s)) is not None else _zeros(s.shape, s.dtype)
                 for s in leaves]
         return tuple(nest.pack_sequence_as(trees, flat))

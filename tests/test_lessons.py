@@ -1,4 +1,5 @@
-"""Every code example of the two seed documents (../shared/seeds/), with the values they state.
+"""Every code example of the lessons and the user's question (../shared/seeds/), with the
+values they state.
 
 The code is copied as written, with ``import tapegrad as tf`` in place of TensorFlow.
 """
@@ -9,7 +10,7 @@ import tapegrad as tf
 
 
 # ---- "Persistent Tapes and Higher-Order Gradients" ------------------------------------------
-def test_seed_default_tape_gives_12_and_is_released_after_one_call():
+def test_lesson_default_tape_gives_12_and_is_released_after_one_call():
     x = tf.Variable(2.0)
 
     # Default tape: one gradient() call only
@@ -24,7 +25,7 @@ def test_seed_default_tape_gives_12_and_is_released_after_one_call():
         tape.gradient(y, x)
 
 
-def test_seed_persistent_tape_allows_several_calls_and_gives_second_derivative_12():
+def test_lesson_persistent_tape_allows_several_calls_and_gives_second_derivative_12():
     x = tf.Variable(2.0)
 
     # Persistent tape: multiple calls allowed
@@ -42,8 +43,8 @@ def test_seed_persistent_tape_allows_several_calls_and_gives_second_derivative_1
     del tape   # IMPORTANT for memory
 
 
-def test_seed_persistent_tape_second_derivative_at_other_points():
-    # Not the seed's point only: 6x at x = -1.5 and x = 0.5 (catches a constant answer).
+def test_lesson_persistent_tape_second_derivative_at_other_points():
+    # Not the lesson's point only: 6x at x = -1.5 and x = 0.5 (catches a constant answer).
     for x0 in (-1.5, 0.5):
         x = tf.Variable(x0)
         with tf.GradientTape(persistent=True) as tape:
@@ -54,7 +55,7 @@ def test_seed_persistent_tape_second_derivative_at_other_points():
         np.testing.assert_allclose(float(d2y_dx2), 6 * x0, rtol=1e-6)
 
 
-def test_seed_nested_tape_second_derivative(capsys):
+def test_lesson_nested_tape_second_derivative(capsys):
     x = tf.Variable(2.0)
 
     with tf.GradientTape() as t2:
@@ -68,7 +69,7 @@ def test_seed_nested_tape_second_derivative(capsys):
     assert capsys.readouterr().out == "f'(2) = 12.0\nf''(2) = 12.0\n"
 
 
-def test_seed_jacobian_shape_is_output_shape_plus_input_shape():
+def test_lesson_jacobian_shape_is_output_shape_plus_input_shape():
     # "tape.jacobian(y, x) returns shape output_shape + input_shape"
     x = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     with tf.GradientTape() as tape:
@@ -82,7 +83,7 @@ def test_seed_jacobian_shape_is_output_shape_plus_input_shape():
 
 
 # ---- "Repeated use of GradientTape for multiple Jacobian calculations" ------------------------
-def test_seed_jacobian_of_x_squared():
+def test_lesson_jacobian_of_x_squared():
     with tf.GradientTape() as g:
         x  = tf.constant([1.0, 2.0])  # noqa: E221 (as in the seed)
         g.watch(x)
@@ -93,7 +94,7 @@ def test_seed_jacobian_of_x_squared():
     assert jacobian.numpy().tolist() == [[2.0, 0.0], [0.0, 4.0]]
 
 
-def test_seed_repeated_jacobians_for_various_inputs():
+def test_lesson_repeated_jacobians_for_various_inputs():
     # The question: evaluate the same Jacobian for many inputs; each needs a fresh tape.
     for x0 in ([1.0, 2.0], [-3.0, 0.5], [0.0, 10.0]):
         with tf.GradientTape() as g:
@@ -103,7 +104,7 @@ def test_seed_repeated_jacobians_for_various_inputs():
         np.testing.assert_array_equal(g.jacobian(y, x).numpy(), np.diag(2 * np.array(x0)))
 
 
-def test_seed_persistent_tape_serves_several_jacobians_of_one_forward_pass():
+def test_lesson_persistent_tape_serves_several_jacobians_of_one_forward_pass():
     # "A persistent GradientTape ... allows repeated evaluation of a single tape instance
     # with respect to multiple internal arguments of the computation."
     with tf.GradientTape(persistent=True) as g:
@@ -117,7 +118,7 @@ def test_seed_persistent_tape_serves_several_jacobians_of_one_forward_pass():
     np.testing.assert_array_equal(g.jacobian(h, x).numpy(), [[2.0, 0.0], [0.0, 4.0]])
 
 
-def test_seed_loss_gradient_costs_one_pass_jacobian_of_n_outputs_has_n_rows():
+def test_lesson_loss_gradient_costs_one_pass_jacobian_of_n_outputs_has_n_rows():
     # The answer's point: a gradient of a scalar loss vs. a Jacobian of N outputs. The
     # Jacobian's rows are the gradients of each output.
     w = tf.Variable(np.linspace(-1.0, 1.0, 12).reshape(3, 4))
