@@ -100,3 +100,86 @@ def test_custom_gradient_asks_each_recorder_through_the_protocol():
             y = f(x)
     assert log.custom == [1]  # the custom operation, one input
     assert float(tape.gradient(y, x)) == 3.0
+
+
+def _stack_setters(path):
+    """Assignments to a ``.stack`` attribute, with the function they are in."""
+    import ast
+    found = []
+
+    def walk(node, where):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                walk(child, child.name)
+                continue
+            targets = child.targets if isinstance(child, ast.Assign) else \
+                [child.target] if isinstance(child, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                if isinstance(t, ast.Attribute) and t.attr == "stack":
+                    found.append((str(path), where))
+            walk(child, where)
+    walk(ast.parse(path.read_text()), "<module>")
+    return found
+
+
+def test_one_function_sets_the_stack():
+    """``switch`` (core/state.py) is the one place that sets ``STATE.stack``: the context
+    managers, push and remove, and a batching rule's own operations all go through it."""
+    import pathlib
+    root = pathlib.Path(tf.__file__).parent
+    found = [f for p in sorted(root.rglob("*.py")) for f in _stack_setters(p)]
+    state_py = str(root / "core" / "state.py")
+    assert found == [(state_py, "__init__"), (state_py, "switch")], found
+
+
+def _probe_primitive(seen, fail=False):
+    """A negation whose batching rule notes whether the stack was empty while it ran."""
+    from tapegrad.core.dispatch import PRIMITIVES, Primitive
+
+    def batch(args, batched):
+        seen.append(STATE.stack.idle)
+        if fail:
+            raise FloatingPointError("a rule that fails")
+        return -args[0]
+    PRIMITIVES.pop("interp_test_neg", None)
+    return Primitive("interp_test_neg", np.negative, nin=1, batch=batch,
+                     abstract=lambda x: (x.shape, x.dtype), vjp=(lambda g, ans, x: -g,))
+
+
+def test_a_batching_rule_runs_on_the_empty_stack_only_where_nothing_sees_it():
+    from tapegrad.core.dispatch import PRIMITIVES
+    seen = []
+    neg = _probe_primitive(seen)
+    try:
+        x = tf.constant(np.arange(6.0).reshape(3, 2))
+        np.testing.assert_array_equal(tf.vmap(neg)(x).numpy(), -x.numpy())
+        assert seen == [True] and STATE.stack is IDLE
+        with tf.GradientTape() as tape:  # a tape sees the rule's operations: not hidden
+            tape.watch(x)
+            y = tf.vmap(neg)(x)
+        assert seen == [True, False]
+        np.testing.assert_array_equal(tape.gradient(y, x).numpy(), -np.ones((3, 2)))
+        # the inner level's value holds the outer level's: the rule's operations meet it
+        out = tf.vmap(lambda a: tf.vmap(lambda b: neg(b + a))(tf.ones((2, 2))))(x)
+        assert seen[-1] is False and out.shape == (3, 2, 2)
+        np.testing.assert_array_equal(out.numpy(), -1.0 - np.broadcast_to(
+            x.numpy()[:, None, :], (3, 2, 2)))
+    finally:
+        del PRIMITIVES["interp_test_neg"]
+
+
+def test_a_failing_batching_rule_restores_the_stack():
+    from tapegrad.core.dispatch import PRIMITIVES
+    seen = []
+    neg = _probe_primitive(seen, fail=True)
+    try:
+        with pytest.raises(FloatingPointError):
+            tf.vmap(neg)(tf.ones((3, 2)))
+        assert seen == [True] and STATE.stack is IDLE
+        with tf.GradientTape() as tape:
+            with pytest.raises(FloatingPointError):
+                tf.vmap(neg)(tf.ones((3, 2)))
+            assert STATE.stack.recorders == [tape]
+        assert STATE.stack is IDLE
+    finally:
+        del PRIMITIVES["interp_test_neg"]

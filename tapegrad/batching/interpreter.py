@@ -12,7 +12,7 @@ import warnings
 
 
 from tapegrad.primitives.api import broadcast_to, convert_to_tensor, expand_dims, stack, transpose
-from tapegrad.core.state import IDLE, STATE, Interpreter
+from tapegrad.core.state import IDLE, STATE, Interpreter, switch
 from tapegrad.core.tensor import Tensor
 from tapegrad.util.frames import user_frame
 
@@ -83,7 +83,8 @@ class Batcher(Interpreter):
 
     def process(self, prim, args, params):
         """Apply ``prim``'s batching rule if an input is batched at this level or above (the
-        levels follow the data: the highest one among the inputs is peeled first)."""
+        levels follow the data: the highest one among the inputs is peeled first): the
+        rule runs once on the values batched at that level (a leading batch axis)."""
         level = 0
         for a in args:
             lv = a._level  # 0 for a tensor of no vmap level
@@ -91,7 +92,47 @@ class Batcher(Interpreter):
                 level = lv
         if level < self.level:
             return None
-        return apply_batch_rule(prim, args, params, level)
+        vals, flags = [], []
+        nested = False
+        for a in args:
+            if type(a) is BatchedTensor:
+                if a._level == level:
+                    a = a._val
+                    vals.append(a)
+                    flags.append(True)
+                    if type(a) is BatchedTensor:
+                        nested = True
+                    continue
+                nested = True
+            vals.append(a)
+            flags.append(False)
+        st = STATE.stack
+        rule = prim.batch
+        # The rule's own operations work on plain arrays. When no tape or tracer can see
+        # them (no interpreter reads: readers), and no outer vmap level is among the inputs,
+        # they run with the stack empty: the dispatcher's fast path. This is
+        # ``interpreters(IDLE)`` as two calls of ``switch``, because a ``with`` costs about
+        # 1 µs per operation here.
+        idle = not (nested or st.readers)
+        if idle:
+            switch(st, IDLE)
+        try:
+            out = rule(vals, flags, **params) if rule is not None else None
+            if out is None:
+                batchers = st.batchers
+                out = _loop(prim, vals, flags, params, level,
+                            batchers[level - 1] if level <= len(batchers) else None)
+        finally:
+            if idle:
+                switch(IDLE, st)
+        b = _new(BatchedTensor)  # _batched(out, level), inlined: this runs for every operation
+        b._val = out
+        b._level = level
+        shape = out.shape
+        b.shape = shape[1:]
+        b.dtype = out.dtype
+        b.ndim = len(shape) - 1
+        return b
 
 
 class batch_level:
@@ -117,46 +158,7 @@ class batch_level:
         return False
 
 
-# -- applying a rule ------------------------------------------------------------------------------
-def apply_batch_rule(prim, args, params, level):
-    """Run ``prim``'s batching rule on the values of ``args`` batched at ``level``."""
-    vals, flags = [], []
-    nested = False
-    for a in args:
-        if type(a) is BatchedTensor:
-            if a._level == level:
-                a = a._val
-                vals.append(a)
-                flags.append(True)
-                if type(a) is BatchedTensor:
-                    nested = True
-                continue
-            nested = True
-        vals.append(a)
-        flags.append(False)
-    state = STATE
-    st = state.stack
-    rule = prim.batch
-    # The rule's own operations work on plain arrays. When no tape or tracer can see them
-    # (no interpreter reads: readers), and no outer vmap level is among the inputs, they run
-    # with the stack empty: the dispatcher's fast path. This is ``interpreters(IDLE)``
-    # spelt out, because a ``with`` costs about 1 µs per operation here: neither stack has
-    # readers, so ``install`` would only set the attribute (no epoch to renew).
-    idle = not (nested or st.readers)
-    if idle:
-        state.stack = IDLE
-    try:
-        out = rule(vals, flags, **params) if rule is not None else None
-        if out is None:
-            batchers = st.batchers
-            out = _loop(prim, vals, flags, params, level,
-                        batchers[level - 1] if level <= len(batchers) else None)
-    finally:
-        if idle:
-            state.stack = st
-    return _batched(out, level)
-
-
+# -- the loop without a rule ------------------------------------------------------------------
 def _loop(prim, vals, flags, params, level=None, batcher=None):
     """The fallback: apply ``prim`` example by example and stack the results
     (``batcher``: the level's interpreter, whose flags say whether it may and warns)."""

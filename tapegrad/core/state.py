@@ -11,7 +11,8 @@ when it is empty: ``bind`` then takes its fast path, little more than the NumPy 
 
 The stack changes in two ways only: ``STATE.push``/``STATE.remove`` (entering and leaving a
 ``with`` block), and ``interpreters(stack)``, the one context manager that installs a whole
-stack and always restores the old one (a batching rule sets the empty stack itself, see
+stack and always restores the old one. All of them go through ``switch``, the one place
+that sets it (a batching rule's own operations call it directly, twice, see
 ``batching/interpreter.py``).
 
 >>> STATE.stack.idle, STATE.stack.interpreters
@@ -176,12 +177,8 @@ class _State(threading.local):
         self.epoch = next(_EPOCHS)  # renewed whenever what records changes (Variable reads)
 
     def install(self, stack):
-        """Make ``stack`` (a ``Stack``) current; a new epoch (see ``bump``) unless neither
-        stack has an interpreter that sees variable reads (then no snapshot goes stale:
-        a vmap level entering, or a batching rule running with the stack empty)."""
-        if stack.readers or self.stack.readers:
-            self.epoch = next(_EPOCHS)
-        self.stack = stack
+        """Make ``stack`` (a ``Stack``) current and return the one it replaces (``switch``)."""
+        return switch(self.stack, stack)
 
     def push(self, interpreter):
         """Put ``interpreter`` on top of the stack (entering its ``with`` block)."""
@@ -208,6 +205,21 @@ class _State(threading.local):
 STATE = _State()
 
 
+def switch(old, new):
+    """Replace the current stack ``old`` by ``new`` (both ``Stack``s) and return ``old``: the
+    one place that sets ``STATE.stack``. ``STATE.install``, ``push``, ``remove`` and
+    ``interpreters`` come here; so does a batching rule, directly (``old`` is the stack it
+    has read already: one thread-local read fewer, and no ``with``, which would cost about
+    1 µs per operation there). A new epoch (see ``bump``) unless neither stack has an
+    interpreter that sees variable reads (then no snapshot goes stale: a vmap level
+    entering, a batching rule's own operations)."""
+    st = STATE
+    if new.readers or old.readers:
+        st.epoch = next(_EPOCHS)
+    st.stack = new
+    return old
+
+
 class interpreters:
     """Install the interpreter stack ``stack`` (a tuple of interpreters, outermost first, or
     a ``Stack``); always restore the old one.
@@ -228,11 +240,7 @@ class interpreters:
         old, new = st.stack, self.new
         if type(new) is not Stack:
             new = old if new == old.interpreters else Stack(new) if new else IDLE
-        if new is old:
-            self.old = None  # the same stack: nothing to switch back
-        else:
-            self.old = old
-            st.install(new)
+        self.old = None if new is old else st.install(new)  # None: nothing to switch back
         return self
 
     def __exit__(self, *exc):
