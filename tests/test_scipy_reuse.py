@@ -322,3 +322,23 @@ def test_list_and_constant_results():
     np.testing.assert_allclose(res.x, [np.sqrt(2.0), 1.0], rtol=1e-8)
     res = tgs.minimize(lambda x: 3.0, np.array([1.0, 0.0]), method="BFGS")  # constant: g = 0
     assert res.success and res.fun == 3.0 and res.x.tolist() == [1.0, 0.0]
+
+
+def test_a_custom_gradient_is_differentiated_as_written(traces):
+    # the bare trace keeps only the forward operations of a tf.custom_gradient; the
+    # gradient SciPy gets must still be the custom one (and such a fun is not kept)
+    @tf.custom_gradient
+    def clip_grad(x):
+        return tf.identity(x), lambda dy: tf.clip_by_value(dy, -0.5, 0.5)
+
+    def f(x):
+        return tf.reduce_sum(clip_grad(x) ** 2)
+
+    from tapegrad.scipy.compiled import Compiled
+    x = np.array([1.0, 2.0, 0.1])
+    want = tf.grad(f)(tf.constant(x)).numpy()
+    assert want.tolist() == [0.5, 0.5, 0.2]
+    np.testing.assert_array_equal(Compiled(f, x).grad(x), want)
+    np.testing.assert_array_equal(tgs.value_and_grad(f)(x)[1], want)
+    tgs.minimize(f, x, method="BFGS", options={"maxiter": 1})
+    assert not reuse._entries

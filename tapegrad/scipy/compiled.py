@@ -86,9 +86,12 @@ class Compiled:
         return self._fun(x, *self.args)
 
     def g(self, x):
-        """``f`` as its one trace (``f`` itself with ``trace=False``): what every derived
-        program differentiates, so none of them runs the user's Python again."""
-        return self.f(x) if self.base is None else self.base(x)
+        """``f`` as its one trace: what every derived program differentiates, so none of
+        them runs the user's Python again (``f`` itself with ``trace=False``, or where the
+        trace lost a ``tf.custom_gradient``)."""
+        if self.base is None or not self.base.differentiable:
+            return self.f(x)
+        return self.base(x)
 
     def _trace_base(self):
         try:

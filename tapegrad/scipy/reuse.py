@@ -45,7 +45,8 @@ def compiled(fun, x0, args=(), trace=True, name="fun", stand_ins=()):
     """A ``Compiled`` for ``fun``: a cached one whose trace equals this call's fresh trace,
     else the new one. Hand it back with ``release`` when the solve is done."""
     c = Compiled(fun, x0, args, trace, name, stand_ins)
-    key = c.key = fingerprint(c) if trace else None
+    # only where the trace alone decides every derived program (no custom gradient)
+    key = c.key = fingerprint(c) if trace and c.base.differentiable else None
     if key is None:
         return c
     with _lock:

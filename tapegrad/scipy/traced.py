@@ -46,6 +46,9 @@ class Traced:
             may_create = False
         self.program = check(program)  # as traced: what reuse.py compares
         self.variables = tuple(builder.variables)
+        # a tf.custom_gradient inside left only its forward operations in the program:
+        # derivatives must then come from fun itself (tape/custom_gradient.py says so)
+        self.differentiable = not getattr(builder, "dropped_custom_gradient", False)
         self._optimized = self._diff = self._fn = None
 
     @property

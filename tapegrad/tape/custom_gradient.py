@@ -129,6 +129,11 @@ def custom_gradient(f=None):
         # Results are tensors, also where f returned Python numbers or NumPy values.
         flat_out = [_as_tensor(o) for o in nest.flatten(result)]
         if not recs:
+            # A trace with no tape inside keeps f's operations, not grad_fn: the tracers are
+            # told, so that whoever differentiates their program later knows it differs
+            # from differentiating the function (tapegrad.scipy then does the latter)
+            for t in STATE.stack.tracers:
+                t.dropped_custom_gradient = True
             return nest.pack_sequence_as(result, flat_out)
         variables = spy.variables
         if variables and custom and not _takes_variables(grad_fn):
