@@ -12,12 +12,20 @@ operation once, and hands each lane its slice of every value used afterwards (a 
 Exactly the interpreter's numbers: an elementwise operation computes each element as it
 would alone (``tests/test_lanes.py`` compares bit for bit, with NaN, inf and -0.0).
 
+The state stays flat between calls: a variable updated by a group holds a view of the
+group's new flat array. The next call's concatenation of those values is that array itself
+(``joined``: each value must still be the very view handed back), read, never written;
+anything assigned in between is concatenated again. Only inputs of the program (arguments,
+captured variables) are looked up so.
+
 Cost model (``_pays``, in small-ufunc calls, measured on one core): a group saves one call
 per operation per extra lane, and costs per array input a concatenation (``CONCAT_BASE``
 plus ``CONCAT_ITEM`` per lane), per value handed back a view per lane (``VIEW_ITEM``), and
 ``COPY_BYTE`` per byte copied; at most ``MAX_BYTES`` are concatenated. W9's Adam (six
 variables, 5,313 weights) ran 0.92x the step time.
 """
+import numpy as np
+
 from tapegrad.ir.core import Equation
 from tapegrad.primitives.elementwise import mul_p
 from tapegrad.trace.emit_forms import ufunc_of
@@ -27,6 +35,20 @@ CONCAT_ITEM = 0.4
 VIEW_ITEM = 0.7
 COPY_BYTE = 0.3 / 4096
 MAX_BYTES = 1 << 20
+
+
+def joined(memo, parts):
+    """The flattened concatenation of ``parts``: the flat array a group handed them out of,
+    where they are exactly the views it handed back last call (``memo``: per handed-back
+    value, ``(flat, views)``), else a new array."""
+    for entry in memo:
+        if entry is not None and len(entry[1]) == len(parts):
+            for a, b in zip(parts, entry[1]):
+                if a is not b:
+                    break
+            else:
+                return entry[0]
+    return np.concatenate(parts, axis=None)
 
 
 class Group:
@@ -166,7 +188,7 @@ def _place(group, eqs, made_by, users, where):
     return True
 
 
-def render_group(group, program, ren, gen, indent="    "):
+def render_group(group, program, ren, ns, gen, indent="    "):
     """The source lines computing the group's values, one call per operation."""
     eqs = program.equations
     ks0 = group.lanes[0][0]
@@ -174,11 +196,19 @@ def render_group(group, program, ren, gen, indent="    "):
     sizes = [eqs[ks[0]].out.size for ks, _, _ in group.lanes]
     lines = [f"# {len(group.lanes)} lanes of the same {len(ks0)} elementwise operations, "
              f"computed once on their concatenation (trace/lanes.py)"]
-    flat = []
+    given = {v.name for v in program.inputs + program.captures}
+    memo = gen("_flat")
+    ns[memo] = [None] * len(group.sig[1])
+    ns.setdefault("joined", joined)
+    flat, borrowed = [], set()
     for j in range(n_leaves):
         name = gen("_lane")
         args = ", ".join(ren[leaves[j].name] for _, leaves, _ in group.lanes)
-        lines.append(f"{name} = np.concatenate(({args},), axis=None)")
+        if all(leaves[j].name in given for _, leaves, _ in group.lanes):
+            lines.append(f"{name} = joined({memo}, ({args},))  # maybe last call's flat array")
+            borrowed.add(("l", j))  # read only: it may hold the variables' values
+        else:
+            lines.append(f"{name} = np.concatenate(({args},), axis=None)")
         flat.append(name)
     # a concatenation, or a value not handed back, is free after its last use here: the
     # operation using it last writes into it (out=) where the dtypes agree
@@ -199,7 +229,7 @@ def render_group(group, program, ren, gen, indent="    "):
         for r, a in zip(refs, args):
             key = r[:2]
             if r[0] in "el" and last.get(key) == i and key not in kept \
-                    and dtype_of[key] == e.out.dtype:
+                    and key not in borrowed and dtype_of[key] == e.out.dtype:
                 target = a
                 del last[key]
                 break
@@ -209,7 +239,7 @@ def render_group(group, program, ren, gen, indent="    "):
     offsets = [0]
     for s in sizes:
         offsets.append(offsets[-1] + s)
-    for p in group.sig[1]:
+    for n, p in enumerate(group.sig[1]):
         outs, views = [], []
         for lane, (ks, _, _) in enumerate(group.lanes):
             v = eqs[ks[p]].out
@@ -220,4 +250,5 @@ def render_group(group, program, ren, gen, indent="    "):
             outs.append(ren[v.name])
             views.append(view)
         lines.append(f"{', '.join(outs)} = {', '.join(views)}")
+        lines.append(f"{memo}[{n}] = ({names[p]}, ({', '.join(outs)},))")
     return [indent + s for s in lines]
