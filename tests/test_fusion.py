@@ -230,3 +230,34 @@ def test_repeated_calls_return_fresh_arrays():
     a, b = cf(x).numpy(), cf(x).numpy()
     assert not np.shares_memory(a, b)
     assert_same_bits(a, evaluate(cf.program, [x])[0][0].numpy())
+
+
+def test_stacked_is_np_array_for_contiguous_and_other_layouts():
+    rng = np.random.default_rng(5)
+    parts = tuple(rng.standard_normal((3, 4)).astype("float32") for _ in range(5))
+    for ps in (parts, parts[:1], tuple(p.T.copy().T for p in parts),  # F-ordered
+               tuple(p[:, ::2] for p in parts), tuple(np.zeros((0, 2)) for _ in range(3))):
+        got = fusion.stacked(ps)
+        assert_same_bits(got, np.array(ps))
+
+
+def test_arguments_named_like_the_helpers_turn_fusion_off():
+    """Fused code calls ``stacked`` and ``joined`` by name: an argument of either name
+    turns fusion off instead of shadowing them (the results stay exact either way)."""
+    from tapegrad.ir import check, optimize
+    from tapegrad.trace.codegen import compile_program
+    from tapegrad.trace.tracer import GraphBuilder, tracing
+
+    xs = [special((8,), "float64", s) for s in range(2)]
+    for names, fused in ((("a", "b"), True), (("stacked", "b"), False), (("a", "joined"), False)):
+        b = GraphBuilder("f")
+        with tracing(b):
+            acc, y = (b.add_input((8,), "float64", n) for n in names)
+            for _ in range(30):
+                acc = acc * tf.cos(y)
+            program = check(optimize(b.build([acc])))
+        fn, src = compile_program(program)
+        assert (FUSED in src) == fused
+        with np.errstate(all="ignore"):
+            want = evaluate(program, [tf.constant(x) for x in xs])[0][0].numpy()
+            assert_same_bits(fn(*xs), want)

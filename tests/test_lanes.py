@@ -102,16 +102,16 @@ def test_a_lane_whose_input_comes_after_another_lanes_use_is_not_grouped():
     assert MARK not in src
 
 
-def test_an_adam_step_under_function_matches_its_program_run_through_bind():
-    """The Keras optimizer under ``tf.function``: the generated code (with lanes) against
-    the same program run by the interpreter (a call under a tape runs it through bind)."""
+def keras_adam_step(n_in, widths, rows, seed):
+    """A Keras MLP (tanh, then linear layers), its Adam optimizer, and the compiled training
+    step on fixed data."""
     keras = tf.keras
-    model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(7, activation="tanh"),
-                              keras.layers.Dense(3), keras.layers.Dense(1)])
+    layers = [keras.Input((n_in,)), keras.layers.Dense(widths[0], activation="tanh")]
+    model = keras.Sequential(layers + [keras.layers.Dense(w) for w in widths[1:]])
     opt = keras.optimizers.Adam(1e-2)
-    rng = np.random.default_rng(3)
-    x = tf.constant(rng.standard_normal((11, 5)).astype("float32"))
-    y = tf.constant(rng.standard_normal((11, 1)).astype("float32"))
+    rng = np.random.default_rng(seed)
+    x = tf.constant(rng.standard_normal((rows, n_in)).astype("float32"))
+    y = tf.constant(rng.standard_normal((rows, 1)).astype("float32"))
 
     @tf.function
     def step():
@@ -121,6 +121,13 @@ def test_an_adam_step_under_function_matches_its_program_run_through_bind():
         opt.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
+    return model, opt, step
+
+
+def test_an_adam_step_under_function_matches_its_program_run_through_bind():
+    """The Keras optimizer under ``tf.function``: the generated code (with lanes) against
+    the same program run by the interpreter (a call under a tape runs it through bind)."""
+    model, opt, step = keras_adam_step(5, (7, 3, 1), 11, 3)
     step()
     assert MARK in step.get_concrete_function().source()
     start = [v.numpy().copy() for v in model.variables + opt.variables]
@@ -151,21 +158,7 @@ def test_a_compiled_adam_loop_keeps_its_state_flat_and_never_writes_old_values()
     """Step after step, the variables hold views of the last step's flat arrays; a step
     reads them without copying and never writes into them; an assign in between is
     gathered again. Every step gives the interpreter's bits."""
-    keras = tf.keras
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(6, activation="tanh"),
-                              keras.layers.Dense(5), keras.layers.Dense(1)])
-    opt = keras.optimizers.Adam(1e-2)
-    rng = np.random.default_rng(4)
-    x = tf.constant(rng.standard_normal((9, 4)).astype("float32"))
-    y = tf.constant(rng.standard_normal((9, 1)).astype("float32"))
-
-    def step():
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(model(x) - y))
-        grads = tape.gradient(loss, model.trainable_variables)
-        opt.apply_gradients(zip(grads, model.trainable_variables))
-
-    compiled = tf.function(step)
+    model, opt, compiled = keras_adam_step(4, (6, 5, 1), 9, 4)
     compiled()
     state = model.variables + opt.variables
     for k in range(4):

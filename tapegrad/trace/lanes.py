@@ -199,7 +199,6 @@ def render_group(group, program, ren, ns, gen, indent="    "):
     given = {v.name for v in program.inputs + program.captures}
     memo = gen("_flat")
     ns[memo] = [None] * len(group.sig[1])
-    ns.setdefault("joined", joined)
     flat, borrowed = [], set()
     for j in range(n_leaves):
         name = gen("_lane")
