@@ -207,7 +207,7 @@ def test_unevenly_spaced_rows_and_two_level_expressions():
 
 def test_a_leaf_stays_intact_where_its_buffer_would_otherwise_be_reused():
     """``w = t + 1`` is the last plain use of ``t`` before the fused chain reads it (as
-    ``cos(t)``): ``w`` must not be written into ``t``'s buffer (arrays above OUT_MIN_SIZE)."""
+    ``cos(t)``): ``w`` must not be written into ``t``'s buffer."""
     size = 512
     xs = [special((size,), "float64", s) for s in range(14)]
 

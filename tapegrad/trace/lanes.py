@@ -232,7 +232,7 @@ def render_group(group, program, ren, ns, gen, indent="    "):
                 target = a
                 del last[key]
                 break
-        out = f", out={target}" if target else ""
+        out = f", {target}" if target else ""
         names[i] = gen("_lane")
         lines.append(f"{names[i]} = np.{ufunc_of(e.prim).__name__}({', '.join(args)}{out})")
     offsets = [0]
