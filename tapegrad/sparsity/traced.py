@@ -89,13 +89,14 @@ def make_plan(pattern, reverse):
 _PLANS = {}
 
 
-def _detection_bytes(path, source, n_rows):
-    # the dependency booleans of every value on the path, and the colouring's conflict
-    # matrix (float32 products and booleans)
+def _detection_bytes(path, source, n_rows, lead):
+    # the dependency booleans of every value on the path (one row per element of an
+    # example of the source), and the colouring's conflict matrix over the directions' axis
+    # (float32 products and booleans)
     sizes = math.prod(source.shape) + sum(math.prod(o.shape) for e in path.entries
                                           for o in (e[3] if isinstance(e[3], (tuple, list))
                                                     else (e[3],)))
-    return n_rows * sizes + 5 * n_rows * n_rows
+    return math.prod(source.shape[lead:]) * sizes + 5 * n_rows * n_rows
 
 
 def _cached_plan(path, source, target, reverse, batch):
@@ -154,10 +155,10 @@ def sparse_jacobian(path, target, source, reverse, chunk_size, batch=False):
     pivot, other = (target, source) if reverse else (source, target)
     lead = 1 if batch else 0
     pshape = tuple(pivot.shape[lead:])
-    n_rows = math.prod(pshape)
-    if n_rows < MIN_SIZE or not _applies(path, source, target):
+    n_rows, n_other = math.prod(pshape), math.prod(other.shape[lead:])
+    if n_rows < MIN_SIZE or n_other == 0 or not _applies(path, source, target):
         return None  # (too few rows to pay: not even the detection runs)
-    if _detection_bytes(path, source, n_rows) > config.memory_budget():
+    if _detection_bytes(path, source, n_rows, lead) > config.memory_budget():
         return None  # the detection itself must fit where the dense chunks do
     plan = _cached_plan(path, source, target, reverse, batch)
     if plan is None or (chunk_size is not None and plan.k > chunk_size):
