@@ -11,7 +11,6 @@ from tapegrad.primitives.api import (broadcast_to, cast, cumsum, equal, pad, red
     transpose, zeros_like)
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.primitives import identities
-from tapegrad.core.state import STATE
 from tapegrad.primitives.params import check_axes, check_axis, check_bool, check_dtype, fail
 from tapegrad.primitives.families import nondiff, xp
 
@@ -90,18 +89,11 @@ def _exclusive_cumprod_last(x):
 def _prod_of_others(x, ans, axis, keepdims):
     """For each element, the product of the other elements of its reduction group.
 
-    It is the product of the exclusive running products from the left and from the right.
-    Only where nothing will differentiate the result (a first-order pass that nothing
-    records) and no element is zero is it ``ans / x``, cheaper and as accurate there: its
-    derivatives, ``x_j / x - ans / x**2``..., cancel, and lose float32 third derivatives to
-    rounding (TensorFlow uses the running products too). With zeros ``ans / x`` would
-    divide by zero, and masking them out (``where``) would give the right values but wrong
-    higher derivatives.
+    It is the product of the exclusive running products from the left and from the right,
+    as TensorFlow computes it, everywhere: ``ans / x`` would be cheaper where no element is
+    zero, but a compiled pass cannot branch on values, so eager and compiled gradients would
+    differ in the last bit (and ``ans / x``'s own derivatives cancel badly in float32).
     """
-    if STATE.stack.idle and not getattr(x, "_symbolic", False) and not np.any(
-            np.asarray(getattr(x, "_value", x)) == 0):
-        a = ans if keepdims else reshape(ans, _keep_shape(x.shape, axis))
-        return a / x
     keep = [i for i in range(x.ndim) if i not in axis]
     perm = tuple(keep) + tuple(axis)
     xt = transpose(x, perm)

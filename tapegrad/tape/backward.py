@@ -13,6 +13,9 @@ from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.families import summed_axes, unbroadcast
+from tapegrad.primitives.reductions import reduce_sum_p
+
+_sum_impl = reduce_sum_p.impl
 
 
 def reachable_from(entries, ids):
@@ -115,5 +118,7 @@ def _all_concrete(entries, n, target_cts):
 def _unbroadcast_array(c, shape):
     axes = summed_axes(np.shape(c), shape)
     if axes:
-        c = np.sum(c, axis=axes)
+        # the primitive's own sum (BLAS row sums where it takes them, not np.sum's pairwise
+        # order): so this NumPy-only pass gives the recorded and the compiled passes' bits
+        c = _sum_impl(c, axis=tuple(axes), keepdims=False)
     return np.reshape(c, shape)
