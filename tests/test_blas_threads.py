@@ -72,6 +72,29 @@ def test_user_setting_wins(monkeypatch):
     assert run.blas_state["choice"] is None and run.blas_state["times"] == ([], [])
 
 
+_ALL_VARS = ("TAPEGRAD_BLAS_THREADS",) + blas._USER_VARS
+
+
+@pytest.mark.parametrize("name", _ALL_VARS)
+@pytest.mark.parametrize("value", [None, "", "auto", "1", "default", "4"])
+def test_user_decided_reads_the_environment_at_every_call(monkeypatch, name, value):
+    # the fast lookup must say what os.environ.get says, for a variable set, changed or
+    # removed at any time after import
+    for v in _ALL_VARS:
+        monkeypatch.delenv(v, raising=False)
+    assert not blas.user_decided()
+    if value is None:
+        monkeypatch.delenv(name, raising=False)
+    else:
+        monkeypatch.setenv(name, value)
+    import os
+    expected = (os.environ.get("TAPEGRAD_BLAS_THREADS", "auto") != "auto"
+                or any(os.environ.get(v) for v in blas._USER_VARS))
+    assert blas.user_decided() is expected
+    monkeypatch.delenv(name, raising=False)
+    assert not blas.user_decided()
+
+
 def test_config_threading_api():
     assert tf.config.threading.get_inter_op_parallelism_threads() == 0
     with pytest.raises(ValueError, match="non-negative"):

@@ -18,7 +18,7 @@ INTERPRETIVE = {"cond", "while_loop"}
 
 @pytest.fixture
 def fresh_cache(monkeypatch):
-    # every tape, however short (the library leaves tapes under MIN_ENTRIES interpretive)
+    # every tape, however short (MIN_ENTRIES may change with its cost model)
     monkeypatch.setattr(derivative_cache, "MIN_ENTRIES", 1)
     derivative_cache.clear()
     tf.config.set_derivative_cache(True)
@@ -219,15 +219,7 @@ def test_nested_tapes_keep_higher_derivatives(fresh_cache):
         assert float(outer.gradient(dy, x)) == 12.0
 
 
-def test_short_tapes_stay_interpretive():
-    derivative_cache.clear()
-    x = tf.constant([1.0, 2.0])
-    for _ in range(4):
-        with tf.GradientTape() as g:
-            g.watch(x)
-            y = tf.reduce_sum(tf.sin(x) * x)
-        g.gradient(y, x)
-    assert derivative_cache.hits() == 0 and derivative_cache.MIN_ENTRIES > 3
+# the shortest tapes (MIN_ENTRIES): tests/test_eager_fast_paths.py
 
 
 def test_switching_the_cache_off_and_bad_values():

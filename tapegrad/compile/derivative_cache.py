@@ -46,7 +46,7 @@ from tapegrad.tape.jacobians import tape_jacobians
 from tapegrad.tape.structure import structure
 
 # Sub-programs in params (control flow) are costly to hash and compare: those stay interpretive.
-MIN_ENTRIES = 8      # shorter tapes: the interpreter is as fast as keying and calling
+MIN_ENTRIES = 1      # measured: the replayed pass beats the interpreter from one entry on
 MAX_ENTRIES = 4096   # longer tapes: the key would cost more than the pass saves
 MAX_KEYS = 256       # structures remembered at once (oldest forgotten first)
 _FAILED = "failed"   # a structure that could not be traced (stays interpretive)
@@ -333,6 +333,7 @@ def _compile(entries, n, leaves, key, what):
     from tapegrad.ir import check, optimize
 
     b = GraphBuilder("derivative")
+    b.namer.read_user_locals = False  # the user's frame holds the tape's tensors, not ours
     try:
         with tracing(b):
             syms = [b.add_input(a._value.shape, a._value.dtype, f"x{i}")

@@ -169,7 +169,7 @@ def bind(prim, *args, **params):
         for a in args:
             if type(a) is Variable:
                 # a variable read is an operation of its own (see _bind_slow)
-                args = tuple(x.read_value() if type(x) is Variable else x for x in args)
+                args = tuple([x.read_value() if type(x) is Variable else x for x in args])
                 break
         try:
             if len(args) == 1:
@@ -205,7 +205,7 @@ def _bind_slow(prim, args, params):
         # what a tape saw, and the gradient with respect to a variable sums over its reads.
         for a in args:
             if type(a) is Variable:
-                args = tuple(a.read_value() if type(a) is Variable else a for a in args)
+                args = tuple([a.read_value() if type(a) is Variable else a for a in args])
                 break
     out = None
     for interp in st.computers:  # from the top of the stack: who owns these values?

@@ -209,6 +209,60 @@ def ones_like(x):
     return full(tuple(x.shape), 1, x.dtype)
 
 
+_UNITS = {}      # dtype -> the shared scalar one (a Tensor) of a real float dtype
+_UNIT_IDS = set()  # ids of those Tensors and of their arrays (kept alive in _UNITS)
+
+
+def unit(dtype):
+    """The shared scalar one of a real float ``dtype``: the seed a gradient of a scalar
+    target starts from. Its array is read-only (every tape shares it); ``times`` knows it.
+
+    >>> import numpy as np
+    >>> float(times(unit(np.float32), np.float32(3.0)))
+    3.0
+    """
+    one = _UNITS.get(dtype)
+    if one is None:
+        dtype = np.dtype(dtype)
+        one = _UNITS.get(dtype)
+        if one is None:
+            arr = np.ones((), dtype)
+            arr.flags.writeable = False
+            one = _UNITS[dtype] = _wrap(arr)
+            _UNIT_IDS.update((id(one), id(arr)))
+    return one
+
+
+def is_unit(g):
+    """Whether ``g`` is a unit seed (``unit``) or its array."""
+    return id(g) in _UNIT_IDS
+
+
+def times(g, y):
+    """``g * y`` for a cotangent ``g`` (a derivative rule's product): where ``g`` is the
+    unit seed (``unit``, or its array in a pass on arrays) and ``y`` a real value of its
+    dtype and shape (a scalar), ``y`` itself. ``1 * y`` is ``y`` bit for bit, NaN, inf and
+    -0.0 included, for real floats (complex ones differ where a part is inf, and are never
+    unit seeds); skipping it saves an operation in every pass an outer tape records. A
+    Python number ``y`` (a rule's constant factor) gives it as a constant of ``g``'s dtype,
+    the value ``1 * y`` has.
+
+    >>> import tapegrad as tf
+    >>> y = tf.constant(2.0)
+    >>> times(unit(y.dtype), y) is y, float(times(tf.constant(3.0), y))
+    (True, 6.0)
+    >>> float(times(unit(y.dtype), 3))
+    3.0
+    """
+    if id(g) in _UNIT_IDS:
+        if type(y) in (int, float):
+            value = g.dtype.type(y)  # what NumPy makes of the number next to g's dtype
+            return value if type(g) is np.ndarray else _wrap(value)
+        if y.dtype == g.dtype and y.shape == ():
+            return y
+    return g * y
+
+
 def arange(n, dtype):
     """``0, 1, ..., n - 1`` as a constant tensor of ``dtype``."""
     return _wrap(np.arange(n, dtype=dtype))

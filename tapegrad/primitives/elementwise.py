@@ -10,8 +10,8 @@ import operator
 import numpy as np
 
 from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer_pow, log,
-    logical_and, multiply, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, square, where,
-    zeros_like)
+    logical_and, multiply, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, square, times,
+    where, zeros_like)
 from tapegrad.primitives.families import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.tensor import Tensor
@@ -146,8 +146,8 @@ def _integer_pow_vjp(g, x, y):
         return g
     # (g * n) first: the cotangent is rarely watched, so an outer tape records one op less
     if y == 2:
-        return (g * 2) * x
-    return (g * y) * integer_pow(x, y - 1)
+        return times(g, 2) * x
+    return times(g, y) * integer_pow(x, y - 1)
 
 
 def _mask(cond, like):
@@ -166,7 +166,8 @@ sub_p   = binary("sub", operator.sub, lambda g, ans, x, y: g, lambda g, ans, x, 
                  emit="{0} - {1}", identities=identities.sub, complex="real_linear")
 
 # ---- products and quotients -----------------------------------------------------------
-mul_p   = binary("mul", operator.mul, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x,
+mul_p   = binary("mul", operator.mul, lambda g, ans, x, y: times(g, y),
+                 lambda g, ans, x, y: times(g, x),
                  emit="{0} * {1}", identities=identities.mul, complex="holomorphic")
 div_p   = binary("div", operator.truediv,
                  lambda g, ans, x, y: g / y,

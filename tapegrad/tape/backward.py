@@ -40,15 +40,16 @@ def backward(entries, target_cts, source_ids, live=None):
     the result is identical.
     """
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
-    if live is None and STATE.stack.idle and hooks.compiled_gradient is not None:
+    idle = STATE.stack.idle
+    if live is None and idle and hooks.compiled_gradient is not None:
         # a structure differentiated before: its reverse pass as generated NumPy code (the
         # cache takes plain tensors only, so it checks what _all_concrete would)
         cts = hooks.compiled_gradient(entries, n, target_cts, source_ids)
         if cts is not None:
             return cts
-    raw = STATE.stack.idle and _all_concrete(entries, n, target_cts)
+    raw = idle and _all_concrete(entries, n, target_cts)
     if live is None:
-        live = reachable_from(entries if STATE.stack.idle else entries[:n], source_ids)
+        live = reachable_from(entries, source_ids)  # before any rule runs: n entries
     cts = {k: g._value for k, g in target_cts.items()} if raw else dict(target_cts)
     get = cts.get
     debroadcast = _unbroadcast_array if raw else unbroadcast
@@ -70,7 +71,7 @@ def backward(entries, target_cts, source_ids, live=None):
                     continue
                 if xs is None:
                     xs, ans = ([x._value for x in args], out._value) if raw else (args, out)
-                c = r(g, ans, *xs, **params)
+                c = r(g, ans, *xs, **params) if params else r(g, ans, *xs)
                 if c is None:
                     continue
                 if raw and isinstance(c, Tensor):

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from tapegrad.primitives.api import convert_to_tensor, ones_like, zeros
+from tapegrad.primitives.api import convert_to_tensor, is_unit, ones_like, unit, zeros
 from tapegrad.primitives.variables import read_variable_p
 from tapegrad.core import hooks
 from tapegrad.core.state import STATE, Interpreter, recording
@@ -45,15 +45,26 @@ _ONES = {}
 
 
 def _ones_like(t):
-    """The cotangent of a target when none is given (ones); scalar ones are shared (tensors are immutable)."""
+    """The cotangent of a target when none is given (ones); scalar ones are shared
+    (tensors are immutable), and a real one is the unit that derivative rules' products
+    skip (``api.times``)."""
     if t.shape == ():
-        one = _ONES.get(t.dtype)
+        dtype = t.dtype
+        if dtype.kind == "f":
+            return unit(dtype)
+        one = _ONES.get(dtype)
         if one is None:
-            arr = np.ones((), t.dtype)
+            arr = np.ones((), dtype)
             arr.flags.writeable = False  # shared by every tape: nothing may write into it
-            one = _ONES[t.dtype] = Tensor._wrap(arr)
+            one = _ONES[dtype] = Tensor._wrap(arr)
         return one
     return ones_like(t)
+
+
+def _own(c):
+    """A result for the user: never the shared unit seed itself (a target that is also a
+    source gets its seed), which derivative rules treat as the number one (``api.times``)."""
+    return Tensor._wrap(c._value) if is_unit(c) else c
 
 
 def _zeros_for(s):
@@ -250,10 +261,13 @@ class GradientTape(Interpreter):
     def _recorders_for_backward(self):
         """Who records the derivative computation: outer tapes, and this tape if it is
         persistent and still inside its ``with`` block (as in TensorFlow)."""
-        recs = [r for r in STATE.stack.recorders if r is not self]
+        recs = STATE.stack.recorders
         if self._persistent and self._entered:
-            recs.append(self)
-        return recs
+            return [r for r in recs if r is not self] + [self]
+        for r in recs:
+            if r is self:
+                return [r for r in recs if r is not self]
+        return recs  # the usual case: this tape has left the stack (or was never on it)
 
     # A persistent tape used after its block records nothing while computing a gradient,
     # so first-order gradients cost no more time or memory. It remembers, weakly, how each
@@ -373,7 +387,7 @@ class GradientTape(Interpreter):
             if ok and (id(s) in watched or id(s) in target_cts)})
         out = []
         for s, ok in zip(flat_sources, good):
-            c = cts.get(id(s)) if ok else None
+            c = _own(cts.get(id(s))) if ok else None
             if c is None and unconnected is UnconnectedGradients.ZERO:
                 c = _zeros_for(s)
             out.append(c)
@@ -384,7 +398,7 @@ class GradientTape(Interpreter):
     def _backward(self, entries, target_cts, source_ids):
         """The reverse pass, recorded by whoever records this tape's gradients."""
         recs = self._recorders_for_backward()
-        if not recs and not STATE.stack.recorders:  # usually: nothing to switch, nothing records
+        if not recs and not STATE.stack.recorders:  # first order: nothing to switch or mark
             cts = backward(entries, target_cts, source_ids)
         else:
             with _recording_derivatives(recs):
@@ -406,7 +420,7 @@ class GradientTape(Interpreter):
         zero = unconnected is UnconnectedGradients.ZERO
         out = []
         for s in ([sources] if one else sources):
-            c = cts.get(id(s))
+            c = _own(cts.get(id(s)))
             out.append(_zeros_for(s) if c is None and zero else c)
         if one:
             return out[0]
@@ -554,14 +568,20 @@ class _recording_derivatives:
     __slots__ = ("swap", "marks")
 
     def __init__(self, recs):
-        self.swap = recording(recs)
+        # the recorders already on the stack (an inner tape's gradient under its outer
+        # tapes, the nested-tape case): nothing to switch
+        st = STATE.stack
+        same = recs is st.recorders and len(recs) == len(st.interpreters)
+        self.swap = None if same else recording(recs)
         self.marks = [(r, m) for r in recs if (m := r.derivative_mark()) is not None]
 
     def __enter__(self):
-        self.swap.__enter__()
+        if self.swap is not None:
+            self.swap.__enter__()
 
     def __exit__(self, *exc):
-        self.swap.__exit__(*exc)
+        if self.swap is not None:
+            self.swap.__exit__(*exc)
         for r, mark in self.marks:
             r.derivative_done(mark)
         return False

@@ -69,6 +69,10 @@ class Namer:
         self._frame, self._line, self._lasti, self._pending = None, None, -1, []
         self._passes = {}   # id(cts) -> (cts, source ids, entries) of each reverse pass seen
         self._forward = None  # (tangents, primal, frame) of the forward record in progress
+        # False where the user's frames can hold none of this trace's values (the
+        # derivative cache traces stand-ins of a tape's tensors): their locals are not read,
+        # since before Python 3.13 reading them leaves a snapshot that keeps them alive
+        self.read_user_locals = True
 
     def note(self, outs):
         """Record the origin of the equation that made ``outs`` (a tuple of Vars)."""
@@ -149,7 +153,7 @@ class Namer:
         """Name the values recorded on the line just left after the frame's locals."""
         f, pending = self._frame, self._pending
         self._frame, self._pending = None, []
-        if f is None or not pending:
+        if f is None or not pending or not self.read_user_locals:
             return
         loc = f.f_locals
         if len(loc) > _MAX_LOCALS:

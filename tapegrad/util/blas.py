@@ -36,12 +36,42 @@ _lock = threading.Lock()
 _state = {"controllers": None, "depth": 0, "saved": (), "user": None}
 
 
+# The environment is read at every call (a user may set a variable at any time), but
+# ``os.environ.get`` of a missing name raises and catches a KeyError inside (~0.4 us
+# each): the encoded names are looked up in its underlying dict instead, where it has one.
+_ENV_DATA = getattr(os.environ, "_data", None)
+try:
+    _ENV_KEYS = tuple(os.environ.encodekey(v) for v in ("TAPEGRAD_BLAS_THREADS",) + _USER_VARS)
+except AttributeError:  # pragma: no cover - an os.environ without CPython's internals
+    _ENV_DATA = None
+
+
+def _env_decided():
+    data = _ENV_DATA
+    if data is None or data is not getattr(os.environ, "_data", None):  # pragma: no cover
+        return (os.environ.get("TAPEGRAD_BLAS_THREADS", "auto") != "auto"
+                or any(os.environ.get(v) for v in _USER_VARS))
+    get = data.get
+    own = get(_ENV_KEYS[0])
+    if own is not None and os.environ.decodevalue(own) != "auto":
+        return True
+    for k in _ENV_KEYS[1:]:
+        if get(k):  # set and not empty
+            return True
+    return False
+
+
 def user_decided():
-    """Whether the user chose BLAS threads themselves (then tapegrad never changes them)."""
+    """Whether the user chose BLAS threads themselves (then tapegrad never changes them):
+    ``set_user_threads`` was called, or one of the variables of the module doc is set
+    (read afresh at every call).
+
+    >>> user_decided() == bool(_state["user"] is not None or _env_decided())
+    True
+    """
     if _state["user"] is not None:
         return True
-    return (os.environ.get("TAPEGRAD_BLAS_THREADS", "auto") != "auto"
-            or any(os.environ.get(v) for v in _USER_VARS))
+    return _env_decided()
 
 
 def set_user_threads(n):

@@ -23,6 +23,12 @@ class InputSpec:
         return f"InputSpec({', '.join(facts)})"
 
 
+def _head(i, spec, layer_name):
+    """The start of an incompatibility message (formatted only when raising)."""
+    return (f"Input {i} with name '{spec.name}' of layer '{layer_name}' is "
+            "incompatible with the layer: ")
+
+
 def assert_input_compatibility(input_spec, inputs, layer_name):
     """Raise Keras's ValueError when ``inputs`` do not fit ``input_spec``."""
     if type(input_spec) is InputSpec and hasattr(inputs, "shape"):
@@ -40,24 +46,27 @@ def assert_input_compatibility(input_spec, inputs, layer_name):
                              f"{type(x)}) as input for layer '{layer_name}'.")
         shape = tuple(x.shape)
         ndim = len(shape)
-        head = (f"Input {i} with name '{spec.name}' of layer '{layer_name}' is "
-                "incompatible with the layer: ")
         if spec.ndim is not None and not spec.allow_last_axis_squeeze and ndim != spec.ndim:
-            raise ValueError(head + f"expected ndim={spec.ndim}, found ndim={ndim}. "
+            raise ValueError(_head(i, spec, layer_name)
+                             + f"expected ndim={spec.ndim}, found ndim={ndim}. "
                              f"Full shape received: {shape}")
         if spec.max_ndim is not None and ndim > spec.max_ndim:
-            raise ValueError(head + f"expected max_ndim={spec.max_ndim}, found ndim={ndim}")
+            raise ValueError(_head(i, spec, layer_name)
+                             + f"expected max_ndim={spec.max_ndim}, found ndim={ndim}")
         if spec.min_ndim is not None and ndim < spec.min_ndim:
-            raise ValueError(head + f"expected min_ndim={spec.min_ndim}, found ndim={ndim}. "
+            raise ValueError(_head(i, spec, layer_name)
+                             + f"expected min_ndim={spec.min_ndim}, found ndim={ndim}. "
                              f"Full shape received: {shape}")
         if spec.dtype is not None and x.dtype.name != spec.dtype:
-            raise ValueError(head + f"expected dtype={spec.dtype}, found dtype={x.dtype.name}")
+            raise ValueError(_head(i, spec, layer_name)
+                             + f"expected dtype={spec.dtype}, found dtype={x.dtype.name}")
         for axis, value in spec.axes.items():
             if value is not None and shape[axis] not in (value, None):
-                raise ValueError(head + f"expected axis {axis} of input shape to have value "
+                raise ValueError(_head(i, spec, layer_name)
+                                 + f"expected axis {axis} of input shape to have value "
                                  f"{value}, but received input with shape {shape}")
         if spec.shape is not None:
             for sd, d in zip(spec.shape, shape):
                 if sd is not None and d is not None and sd != d:
-                    raise ValueError(head + f"expected shape={spec.shape}, found "
-                                     f"shape={shape}")
+                    raise ValueError(_head(i, spec, layer_name)
+                                     + f"expected shape={spec.shape}, found shape={shape}")

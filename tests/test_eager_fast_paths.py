@@ -1,0 +1,191 @@
+"""The fixed costs of small eager programs, cut without changing a number: one recorded read
+per unchanged variable and tape, the unit seed that derivative products skip
+(``primitives/api.py: times``), and compiled passes of repeated tapes from one entry on
+(``compile/derivative_cache.py: MIN_ENTRIES``). Each is compared with the plain interpreter
+(derivative cache off, a seed that is not the shared unit) bit for bit, NaN, inf and -0.0
+included.
+"""
+import numpy as np
+import pytest
+
+import tapegrad as tf
+from tapegrad.compile import derivative_cache
+from tapegrad.primitives import api
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf on purpose
+SPECIAL = [2.0, -0.0, 0.0, np.inf, -np.inf, np.nan, 1e-40, -3.5, 1e30]
+
+
+@pytest.fixture
+def cache():
+    derivative_cache.clear()
+    tf.config.set_derivative_cache(True)
+    yield
+    tf.config.set_derivative_cache(True)
+    derivative_cache.clear()
+
+
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+
+
+def _written(x, seed=None):
+    """The seed's lesson as written: nested tapes, ``x * x * x`` of a Variable."""
+    with tf.GradientTape() as t2:
+        with tf.GradientTape() as t1:
+            y = x * x * x
+        dy = t1.gradient(y, x, output_gradients=seed)
+    return dy, t2.gradient(dy, x)
+
+
+def test_a_variable_is_read_once_per_tape_while_unchanged():
+    x = tf.Variable(2.0)
+    with tf.GradientTape() as t2:
+        with tf.GradientTape() as t1:
+            y = x * x * x
+        assert [e[0].name for e in t1._entries] == ["read_variable", "mul", "mul"]
+        assert [e[0].name for e in t2._entries] == ["read_variable", "mul", "mul"]
+        dy = t1.gradient(y, x)
+    assert float(dy) == 12.0 and float(t2.gradient(dy, x)) == 12.0
+
+
+def test_an_assignment_between_uses_gives_a_fresh_read():
+    x = tf.Variable(2.0)
+    with tf.GradientTape() as t:
+        a = x * x        # reads 2
+        x.assign(3.0)
+        b = a * x        # reads 3: a new snapshot, recorded again
+    assert [e[0].name for e in t._entries].count("read_variable") == 2
+    # the gradient sums over the reads: d(x0^2 x1)/dx0 + d(x0^2 x1)/dx1 = 2*2*3 + 4
+    assert float(b) == 12.0 and float(t.gradient(b, x)) == 16.0
+    with tf.GradientTape() as t:
+        a = x * x
+        x.assign_add(1.0)
+        s = a + x * x
+    assert float(t.gradient(s, x)) == 2 * 3.0 + 2 * 4.0
+
+
+def test_a_watch_between_reads_is_seen():
+    x = tf.Variable(2.0)
+    with tf.GradientTape(watch_accessed_variables=False) as t:
+        a = x * x     # not watched: not recorded
+        t.watch(x)
+        b = a * x     # watched now: this read is recorded
+    assert float(t.gradient(b, x)) == 4.0
+
+
+def test_unit_seed_products_are_the_operand_itself():
+    one = api.unit(np.dtype(np.float32))
+    y = tf.constant(3.0)
+    assert api.times(one, y) is y
+    assert api.times(one._value, y._value) is y._value  # the pass on arrays
+    # anything else multiplies
+    for g, v in [(tf.constant(1.0), y), (one, tf.constant(3.0, tf.float64)),
+                 (one, tf.constant([1.0, 2.0])), (tf.constant(2.0), y)]:
+        got = api.times(g, v)
+        assert got is not v
+        _same(got.numpy(), (g._value * v._value))
+
+
+@pytest.mark.parametrize("value", SPECIAL)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nested_tapes_equal_the_plain_interpreter(cache, value, dtype):
+    x = tf.Variable(np.asarray(value, dtype))
+    runs = [_written(x) for _ in range(5)]  # the later ones replay the compiled pass
+    assert derivative_cache.hits() > 0
+    tf.config.set_derivative_cache(False)
+    plain = _written(x, seed=tf.constant(np.ones((), dtype)))  # no unit seed either
+    for dy, d2y in runs:
+        _same(dy.numpy(), plain[0].numpy())
+        _same(d2y.numpy(), plain[1].numpy())
+
+
+@pytest.mark.parametrize("n_ops", [0, 1, 2])  # both sides of MIN_ENTRIES = 1
+def test_the_shortest_tapes_compile_and_equal_the_interpreter(cache, n_ops):
+    assert derivative_cache.MIN_ENTRIES == 1
+    x = tf.constant(np.array(SPECIAL, np.float32))
+
+    def grad(x, **kw):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = x
+            for _ in range(n_ops - 1):
+                y = tf.sin(y)
+            if n_ops:
+                y = tf.reduce_sum(y)
+        return t.gradient(y, x, **kw)
+
+    got = [grad(x) for _ in range(4)]
+    assert derivative_cache.hits() == (2 if n_ops else 0)  # the 3rd and 4th: compiled
+    tf.config.set_derivative_cache(False)
+    want = grad(x)
+    for g in got:
+        _same(g.numpy(), want.numpy())
+    # and on new values, with the structure compiled
+    tf.config.set_derivative_cache(True)
+    x2 = tf.constant(np.array(SPECIAL[::-1], np.float32))
+    fast = grad(x2)
+    tf.config.set_derivative_cache(False)
+    _same(fast.numpy(), grad(x2).numpy())
+
+
+def test_seed_x_cubed_equals_the_plain_interpreter(cache):
+    def seed(c, og=None):
+        with tf.GradientTape() as outer:
+            outer.watch(c)
+            with tf.GradientTape() as inner:
+                inner.watch(c)
+                y = c ** 3
+            dy = inner.gradient(y, c, output_gradients=og)
+        return dy, outer.gradient(dy, c)
+
+    for v in SPECIAL:
+        c = tf.constant(v)
+        runs = [seed(c) for _ in range(4)]
+        tf.config.set_derivative_cache(False)
+        plain = seed(c, tf.constant(1.0))
+        tf.config.set_derivative_cache(True)
+        for dy, d2y in runs:
+            _same(dy.numpy(), plain[0].numpy())
+            _same(d2y.numpy(), plain[1].numpy())
+
+
+def test_a_target_that_is_its_own_source_gets_a_tensor_of_its_own():
+    x = tf.constant(2.0)
+    for outer in (False, True):  # on arrays, and on tensors (an outer tape records)
+        with tf.GradientTape() as t0:
+            t0.watch(x)
+            with tf.GradientTape() as t:
+                t.watch(x)
+                y = x * 1.0
+            g = t.gradient(y, y) if not outer else t.gradient(y, [y, x])[0]
+        assert float(g) == 1.0 and not api.is_unit(g)
+        with tf.GradientTape() as t2:  # watched by the user, it is an ordinary tensor
+            t2.watch(g)
+            z = g * x
+        assert float(t2.gradient(z, g)) == 2.0
+
+
+def test_integer_powers_under_the_unit_seed_equal_the_plain_interpreter():
+    for n in (0, 1, 2, 3, 5, -2):
+        for v in SPECIAL:
+            x = tf.constant(v)
+            with tf.GradientTape() as t2:
+                t2.watch(x)
+                with tf.GradientTape() as t1:
+                    t1.watch(x)
+                    y = x ** n
+                fast = t1.gradient(y, x)
+            with tf.GradientTape() as t4:
+                t4.watch(x)
+                with tf.GradientTape() as t3:
+                    t3.watch(x)
+                    y = x ** n
+                plain = t3.gradient(y, x, output_gradients=tf.constant(1.0))
+            _same(fast.numpy(), plain.numpy())
+            f2, p2 = t2.gradient(fast, x), t4.gradient(plain, x)
+            assert (f2 is None) == (p2 is None)
+            if f2 is not None:
+                _same(f2.numpy(), p2.numpy())
