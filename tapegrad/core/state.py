@@ -182,11 +182,13 @@ class _State(threading.local):
 
     def push(self, interpreter):
         """Put ``interpreter`` on top of the stack (entering its ``with`` block)."""
-        self.install(self.stack.pushed(interpreter))
+        old = self.stack  # one thread-local read: every tape's enter runs this
+        switch(old, old.pushed(interpreter))
 
     def remove(self, interpreter):
         """Take ``interpreter`` off the stack, wherever it is (leaving its ``with`` block)."""
-        self.install(self.stack.popped(interpreter))
+        old = self.stack
+        switch(old, old.popped(interpreter))
 
     def bump(self):
         """A new epoch: variable snapshots cached before now are read afresh (a tape began

@@ -20,6 +20,10 @@ _wrap = Tensor._wrap
 
 def _fast(prim):
     def op(self, other):
+        if type(other) is Tensor and type(self) is Tensor:  # the hottest case, no properties
+            a, b = self._value.dtype, other._value.dtype
+            if a is b or a == b:
+                return bind(prim, self, other)
         if type(other) in _NUMBER:
             return bind(prim, self, like(other, self))
         if isinstance(other, Tensor):

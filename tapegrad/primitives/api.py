@@ -209,8 +209,8 @@ def ones_like(x):
     return full(tuple(x.shape), 1, x.dtype)
 
 
-_UNITS = {}      # dtype -> the shared scalar one (a Tensor) of a real float dtype
-_UNIT_IDS = set()  # ids of those Tensors and of their arrays (kept alive in _UNITS)
+UNITS = {}       # dtype -> the shared scalar one (a Tensor) of a real float dtype (read it only)
+_UNIT_IDS = set()  # ids of those Tensors and of their arrays (kept alive in UNITS)
 
 
 def unit(dtype):
@@ -221,14 +221,14 @@ def unit(dtype):
     >>> float(times(unit(np.float32), np.float32(3.0)))
     3.0
     """
-    one = _UNITS.get(dtype)
+    one = UNITS.get(dtype)
     if one is None:
         dtype = np.dtype(dtype)
-        one = _UNITS.get(dtype)
+        one = UNITS.get(dtype)
         if one is None:
             arr = np.ones((), dtype)
             arr.flags.writeable = False
-            one = _UNITS[dtype] = _wrap(arr)
+            one = UNITS[dtype] = _wrap(arr)
             _UNIT_IDS.update((id(one), id(arr)))
     return one
 

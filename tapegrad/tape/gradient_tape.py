@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from tapegrad.primitives.api import convert_to_tensor, is_unit, ones_like, unit, zeros
+from tapegrad.primitives.api import UNITS, convert_to_tensor, is_unit, ones_like, unit, zeros
 from tapegrad.primitives.variables import read_variable_p
 from tapegrad.core import hooks
 from tapegrad.core.state import STATE, Interpreter, recording
@@ -51,7 +51,8 @@ def _ones_like(t):
     if t.shape == ():
         dtype = t.dtype
         if dtype.kind == "f":
-            return unit(dtype)
+            one = UNITS.get(dtype)
+            return one if one is not None else unit(dtype)
         one = _ONES.get(dtype)
         if one is None:
             arr = np.ones((), dtype)
@@ -398,8 +399,20 @@ class GradientTape(Interpreter):
     def _backward(self, entries, target_cts, source_ids):
         """The reverse pass, recorded by whoever records this tape's gradients."""
         recs = self._recorders_for_backward()
-        if not recs and not STATE.stack.recorders:  # first order: nothing to switch or mark
-            cts = backward(entries, target_cts, source_ids)
+        st = STATE.stack
+        if recs is st.recorders and len(recs) == len(st.interpreters):
+            # the recorders on the stack are the ones (none: first order; the outer tapes
+            # of an inner tape's gradient): nothing to switch, only the marks to make
+            if not recs:
+                cts = backward(entries, target_cts, source_ids)
+            else:
+                marks = [(r, r.derivative_mark()) for r in recs]
+                try:
+                    cts = backward(entries, target_cts, source_ids)
+                finally:
+                    for r, mark in marks:
+                        if mark is not None:
+                            r.derivative_done(mark)
         else:
             with _recording_derivatives(recs):
                 cts = backward(entries, target_cts, source_ids)
@@ -418,12 +431,13 @@ class GradientTape(Interpreter):
             ids = {id(s) for s in sources if id(s) in watched or id(s) == tid}
         cts = self._backward(entries, target_cts, ids)
         zero = unconnected is UnconnectedGradients.ZERO
+        if one:
+            c = _own(cts.get(id(sources)))
+            return _zeros_for(sources) if c is None and zero else c
         out = []
-        for s in ([sources] if one else sources):
+        for s in sources:
             c = _own(cts.get(id(s)))
             out.append(_zeros_for(s) if c is None and zero else c)
-        if one:
-            return out[0]
         return out if type(sources) is list else tuple(out)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
