@@ -66,9 +66,8 @@ def test_tape_drawing_shows_its_records():
     with tf.GradientTape(persistent=True) as tape:
         y = x * x * x
     nodes, edges = _parse(tf.draw(tape))
-    # the unchanged variable is read once per tape: its three uses share the snapshot
     assert sorted(v.split("\n")[0] for k, v in nodes.items() if k.startswith("e")) == \
-        ["mul", "mul", "read_variable"]
+        ["mul", "mul", "read_variable"]  # one read of the unchanged variable: three uses
     assert edges == {("leaf0", "e0"), ("e0", "e1"), ("e0", "e2"), ("e1", "e2")}
     tape.gradient(y, x)
     assert "mul" in tf.draw(tape)  # persistent: still drawable
