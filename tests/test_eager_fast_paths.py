@@ -1,8 +1,8 @@
 """The fixed costs of small eager programs, cut without changing a number: one recorded read
-per unchanged variable and tape, the unit seed that derivative products skip
+per unchanged variable and tape, the unit cotangent that derivative products skip
 (``primitives/api.py: times``), and compiled passes of repeated tapes from one entry on
 (``compile/derivative_cache.py: MIN_ENTRIES``). Each is compared with the plain interpreter
-(derivative cache off, a seed that is not the shared unit) bit for bit, NaN, inf and -0.0
+(derivative cache off, a cotangent of ones that is not the shared unit) bit for bit, NaN, inf and -0.0
 included.
 """
 import numpy as np
@@ -31,12 +31,12 @@ def _same(a, b):
     np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
 
 
-def _written(x, seed=None):
-    """The seed's lesson as written: nested tapes, ``x * x * x`` of a Variable."""
+def _written(x, og=None):
+    """The lesson as written: nested tapes, ``x * x * x`` of a Variable."""
     with tf.GradientTape() as t2:
         with tf.GradientTape() as t1:
             y = x * x * x
-        dy = t1.gradient(y, x, output_gradients=seed)
+        dy = t1.gradient(y, x, output_gradients=og)
     return dy, t2.gradient(dy, x)
 
 
@@ -76,7 +76,7 @@ def test_a_watch_between_reads_is_seen():
     assert float(t.gradient(b, x)) == 4.0
 
 
-def test_unit_seed_products_are_the_operand_itself():
+def test_unit_cotangent_products_are_the_operand_itself():
     one = api.unit(np.dtype(np.float32))
     y = tf.constant(3.0)
     assert api.times(one, y) is y
@@ -96,7 +96,7 @@ def test_nested_tapes_equal_the_plain_interpreter(cache, value, dtype):
     runs = [_written(x) for _ in range(5)]  # the later ones replay the compiled pass
     assert derivative_cache.hits() > 0
     tf.config.set_derivative_cache(False)
-    plain = _written(x, seed=tf.constant(np.ones((), dtype)))  # no unit seed either
+    plain = _written(x, og=tf.constant(np.ones((), dtype)))  # no unit either
     for dy, d2y in runs:
         _same(dy.numpy(), plain[0].numpy())
         _same(d2y.numpy(), plain[1].numpy())
@@ -131,8 +131,8 @@ def test_the_shortest_tapes_compile_and_equal_the_interpreter(cache, n_ops):
     _same(fast.numpy(), grad(x2).numpy())
 
 
-def test_seed_x_cubed_equals_the_plain_interpreter(cache):
-    def seed(c, og=None):
+def test_lesson_x_cubed_equals_the_plain_interpreter(cache):
+    def cubed(c, og=None):
         with tf.GradientTape() as outer:
             outer.watch(c)
             with tf.GradientTape() as inner:
@@ -143,9 +143,9 @@ def test_seed_x_cubed_equals_the_plain_interpreter(cache):
 
     for v in SPECIAL:
         c = tf.constant(v)
-        runs = [seed(c) for _ in range(4)]
+        runs = [cubed(c) for _ in range(4)]
         tf.config.set_derivative_cache(False)
-        plain = seed(c, tf.constant(1.0))
+        plain = cubed(c, tf.constant(1.0))
         tf.config.set_derivative_cache(True)
         for dy, d2y in runs:
             _same(dy.numpy(), plain[0].numpy())
@@ -168,7 +168,7 @@ def test_a_target_that_is_its_own_source_gets_a_tensor_of_its_own():
         assert float(t2.gradient(z, g)) == 2.0
 
 
-def test_integer_powers_under_the_unit_seed_equal_the_plain_interpreter():
+def test_integer_powers_under_the_unit_equal_the_plain_interpreter():
     for n in (0, 1, 2, 3, 5, -2):
         for v in SPECIAL:
             x = tf.constant(v)
@@ -189,3 +189,42 @@ def test_integer_powers_under_the_unit_seed_equal_the_plain_interpreter():
             assert (f2 is None) == (p2 is None)
             if f2 is not None:
                 _same(f2.numpy(), p2.numpy())
+
+
+def test_a_layer_checks_its_input_again_after_a_change():
+    # the input spec remembers the last shape and dtype it accepted: anything else, or a
+    # changed spec, is checked in full (Keras's messages)
+    layer = tf.keras.layers.Dense(3)
+    layer(tf.zeros([2, 4]))
+    layer(tf.zeros([2, 4]))  # accepted again
+    with pytest.raises(ValueError, match="expected axis -1 of input shape to have value 4"):
+        layer(tf.zeros([2, 5]))
+    with pytest.raises(ValueError, match="min_ndim=2"):
+        layer(tf.zeros([4]))
+    layer(tf.zeros([2, 4]))
+    layer.input_spec.axes[-1] = 7  # changed in place
+    with pytest.raises(ValueError, match="to have value 7"):
+        layer(tf.zeros([2, 4]))
+    layer.input_spec.axes[-1] = 4
+    layer(tf.zeros([2, 4]))
+    layer.input_spec.min_ndim = 3  # changed by assignment
+    with pytest.raises(ValueError, match="min_ndim=3"):
+        layer(tf.zeros([2, 4]))
+
+
+def test_fused_optimizer_views_of_one_dimensional_variables():
+    vs = [tf.Variable(np.arange(3.0, dtype=np.float32)), tf.Variable(np.ones((2, 2), np.float32)),
+          tf.Variable(np.zeros(1, np.float32))]
+    opt = tf.keras.optimizers.Adam(0.1)
+    for _ in range(2):
+        opt.apply_gradients(zip([tf.ones_like(v) for v in vs], vs))
+    for v, shape in zip(vs, [(3,), (2, 2), (1,)]):
+        assert v.numpy().shape == shape
+    # the same numbers as one variable at a time (no fusion: a single variable is alone)
+    ref = [tf.Variable(v0) for v0 in (np.arange(3.0, dtype=np.float32),
+                                       np.ones((2, 2), np.float32), np.zeros(1, np.float32))]
+    for r, v in zip(ref, vs):
+        o = tf.keras.optimizers.Adam(0.1)
+        for _ in range(2):
+            o.apply_gradients([(tf.ones_like(r), r)])
+        _same(r.numpy(), v.numpy())

@@ -214,8 +214,8 @@ _UNIT_IDS = set()  # ids of those Tensors and of their arrays (kept alive in UNI
 
 
 def unit(dtype):
-    """The shared scalar one of a real float ``dtype``: the seed a gradient of a scalar
-    target starts from. Its array is read-only (every tape shares it); ``times`` knows it.
+    """The shared scalar one of a real float ``dtype``: the cotangent a gradient of a scalar
+    target starts from (the unit). Its array is read-only (every tape shares it); ``times`` knows it.
 
     >>> import numpy as np
     >>> float(times(unit(np.float32), np.float32(3.0)))
@@ -234,16 +234,16 @@ def unit(dtype):
 
 
 def is_unit(g):
-    """Whether ``g`` is a unit seed (``unit``) or its array."""
+    """Whether ``g`` is a unit cotangent (``unit``) or its array."""
     return id(g) in _UNIT_IDS
 
 
 def times(g, y):
     """``g * y`` for a cotangent ``g`` (a derivative rule's product): where ``g`` is the
-    unit seed (``unit``, or its array in a pass on arrays) and ``y`` a real value of its
+    unit cotangent (``unit``, or its array in a pass on arrays) and ``y`` a real value of its
     dtype and shape (a scalar), ``y`` itself. ``1 * y`` is ``y`` bit for bit, NaN, inf and
     -0.0 included, for real floats (complex ones differ where a part is inf, and are never
-    unit seeds); skipping it saves an operation in every pass an outer tape records. A
+    unit cotangents); skipping it saves an operation in every pass an outer tape records. A
     Python number ``y`` (a rule's constant factor) gives it as a constant of ``g``'s dtype,
     the value ``1 * y`` has.
 

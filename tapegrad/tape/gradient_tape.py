@@ -63,8 +63,9 @@ def _ones_like(t):
 
 
 def _own(c):
-    """A result for the user: never the shared unit seed itself (a target that is also a
-    source gets its seed), which derivative rules treat as the number one (``api.times``)."""
+    """A result for the user: never the shared unit cotangent itself (a target that is also
+    a source gets its own cotangent), which derivative rules treat as the number one
+    (``api.times``)."""
     return Tensor._wrap(c._value) if is_unit(c) else c
 
 

@@ -8,6 +8,7 @@ class InputSpec:
 
     def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None,
                  axes=None, allow_last_axis_squeeze=False, name=None, optional=False):
+        self._accepted = None  # (shape, dtype, axes) of the last tensor that passed
         self.dtype = dtype
         self.shape = None if shape is None else tuple(shape)
         self.ndim = len(self.shape) if self.shape is not None else ndim
@@ -15,6 +16,18 @@ class InputSpec:
         self.axes = dict(axes or {})
         self.allow_last_axis_squeeze = allow_last_axis_squeeze
         self.name, self.optional = name, optional
+
+    def __setattr__(self, name, value):
+        # any change of the spec forgets the last accepted input (see accepts_again)
+        object.__setattr__(self, "_accepted", None)
+        object.__setattr__(self, name, value)
+
+    def accepts_again(self, x):
+        """Whether ``x`` has the shape and dtype of the last input this spec accepted, the
+        spec unchanged since (its ``axes`` compared by value: a dict can change in place)."""
+        acc = self._accepted
+        return acc is not None and acc[0] == x.shape and acc[1] == x.dtype \
+            and acc[2] == self.axes
 
     def __repr__(self):
         facts = [f"{k}={v}" for k, v in (("dtype", self.dtype), ("shape", self.shape),
@@ -32,7 +45,11 @@ def _head(i, spec, layer_name):
 def assert_input_compatibility(input_spec, inputs, layer_name):
     """Raise Keras's ValueError when ``inputs`` do not fit ``input_spec``."""
     if type(input_spec) is InputSpec and hasattr(inputs, "shape"):
-        specs, xs = (input_spec,), (inputs,)  # one spec, one tensor: no flattening
+        # one spec, one tensor: no flattening; the shape and dtype of the previous call
+        # (a training loop's): nothing to check again
+        if type(inputs) is tf.Tensor and input_spec.accepts_again(inputs):
+            return
+        specs, xs = (input_spec,), (inputs,)
     else:
         specs, xs = tf.nest.flatten(input_spec), tf.nest.flatten(inputs)
     if len(xs) != len(specs):
@@ -70,3 +87,5 @@ def assert_input_compatibility(input_spec, inputs, layer_name):
                 if sd is not None and d is not None and sd != d:
                     raise ValueError(_head(i, spec, layer_name)
                                      + f"expected shape={spec.shape}, found shape={shape}")
+    if type(input_spec) is InputSpec and type(inputs) is tf.Tensor:
+        input_spec._accepted = (inputs.shape, inputs.dtype, dict(input_spec.axes))

@@ -32,7 +32,7 @@ class _Flat:
         self.holders = [list(variables)] + [list(kind) for kind in zip(*slots)]
         ends = np.cumsum([v._value.size for v in variables]).tolist()
         self.bounds = list(zip([0] + ends[:-1], ends))
-        self.shapes = [v._value.shape for v in variables]
+        self.shapes = [None if v._value.ndim == 1 else v._value.shape for v in variables]
         self.last = [None] * len(self.holders)
 
     def current(self, kind):
@@ -50,7 +50,9 @@ class _Flat:
     def store(self, kind, flat, dtype):
         if flat.dtype != dtype:
             flat = flat.astype(dtype)
-        views = [flat[a:b].reshape(s) for (a, b), s in zip(self.bounds, self.shapes)]
+        # a 1-D variable's slice has its shape already (biases): no reshape
+        views = [flat[a:b] if s is None else flat[a:b].reshape(s)
+                 for (a, b), s in zip(self.bounds, self.shapes)]
         for h, view in zip(self.holders[kind], views):
             h._value = view
         self.last[kind] = (flat, views)
