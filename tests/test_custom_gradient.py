@@ -129,3 +129,57 @@ def test_a_sparse_hessian_through_a_custom_gradient_op():
     want = tf.hessian(g, sparse=False)(x).numpy()
     np.testing.assert_allclose(got, want)
     np.testing.assert_allclose(np.diag(got), 6.0 * np.arange(1.0, 9.0))
+
+
+@tf.custom_gradient
+def _half_gradient_square(x):
+    return x * x, lambda g: g * 0.5
+
+
+def _uses_it(x):
+    return tf.reduce_sum(_half_gradient_square(x[:2])) + tf.reduce_sum(x[2:] * 0.2)
+
+
+def test_a_tape_over_a_tf_function_uses_the_custom_gradient():
+    # The trace (no tape inside) holds the forward operations only; differentiating the
+    # program gave the plain gradient [2, 4, 0.2]. TensorFlow gives grad_fn's.
+    want = np.array([0.5, 0.5, 0.2], np.float32)
+    x = tf.constant([1.0, 2.0, 3.0])
+    f = tf.function(_uses_it)
+    for _ in range(2):  # the first call traces under the tape, the second reuses the trace
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = f(x)
+        np.testing.assert_array_equal(t.gradient(y, x).numpy(), want)
+        assert float(y) == float(_uses_it(x))
+    np.testing.assert_array_equal(tf.grad(f)(x).numpy(), want)
+    cf = f.get_concrete_function(x)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = cf(x)
+    np.testing.assert_array_equal(t.gradient(y, x).numpy(), want)
+    assert float(f(x)) == float(_uses_it(x))  # no tape: the compiled program runs
+    jvps = []
+    for fn in (f, _uses_it):  # forward mode follows the function as written, as eagerly
+        with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 1.0, 1.0])) as acc:
+            y = fn(x)
+        jvps.append(float(acc.jvp(y)))
+    assert jvps[0] == jvps[1]
+
+
+def test_a_tape_inside_the_function_keeps_the_custom_gradient():
+    @tf.function
+    def grad(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = _uses_it(x)
+        return t.gradient(y, x)
+
+    np.testing.assert_array_equal(grad(tf.constant([1.0, 2.0, 3.0])).numpy(),
+                                  np.array([0.5, 0.5, 0.2], np.float32))
+
+
+def test_saving_a_program_without_its_custom_gradient_is_refused(tmp_path):
+    x = tf.constant([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="custom_gradient"):
+        tf.saved.save(tf.function(_uses_it).get_concrete_function(x), str(tmp_path / "f.tgz"))

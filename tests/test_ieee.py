@@ -205,3 +205,11 @@ def test_tape_structure_keys_zeros_of_other_signs_apart():
             tf.pad(x, [[1, 0]], constant_values=c)
         keys.append(structure(g._entries, len(g._entries))[0])
     assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+def test_numpy_scalar_keys_tell_zeros_of_other_signs_apart():
+    from tapegrad.util.keys import exact
+
+    assert exact(np.float64(0.0)) != exact(np.float64(-0.0))
+    assert exact(np.float32(-0.0)) != exact(np.float32(0.0))
+    assert exact(np.float64(np.nan)) == exact(np.float64(np.nan))

@@ -47,6 +47,10 @@ class ConcreteFunction:
         self._single = (len(out_kinds) == 1 and out_kinds[0] == (TENSOR, 0)
                         and self._out_struct is None)
         self._runner = self._make_runner()
+        # set by Function when the trace ran a tf.custom_gradient with no tape inside: the
+        # program then holds the forward operations only (see Function._call)
+        self.custom_gradient_dropped = False
+        self._python_function = None
 
     @classmethod
     def from_program(cls, program, variables=(), structure=None):
@@ -136,6 +140,13 @@ class ConcreteFunction:
                             f"{[tuple(v.shape) for k, v in leaves if k == TENSOR]} "
                             f"(shapes of the tensor arguments). Call the tapegrad.function "
                             "instead, which traces new signatures.")
+        if self.custom_gradient_dropped and STATE.stack.recorders:
+            if self._python_function is None:
+                raise LookupError(
+                    f"{self.name}: the program was traced through a tf.custom_gradient "
+                    "function, whose gradient function it does not hold; it cannot be "
+                    "differentiated.")
+            return self._python_function(*args, **kwargs)
         return self._run(leaves)
 
     def _run(self, leaves):

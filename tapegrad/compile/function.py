@@ -99,6 +99,11 @@ class Function:
         if STATE.stack.tracers:  # a nested tapegrad.function inside a trace is inlined
             return self.python_function(*args, **kwargs)
         cf, leaves = self._lookup(args, kwargs)
+        if cf.custom_gradient_dropped and STATE.stack.recorders:
+            # the program holds a tf.custom_gradient's forward operations only: a tape
+            # differentiating it would get the plain gradient, so the Python function runs
+            # (its custom_gradient then records grad_fn, as TensorFlow's function would)
+            return self.python_function(*args, **kwargs)
         return cf._run(leaves)
 
     def _lookup(self, args, kwargs):
@@ -225,6 +230,9 @@ class Function:
         cf = ConcreteFunction(program, slots, out, kinds, key, specs,
                               keep=[v for k, v in leaves if k == STATIC])
         cf.created_variables = builder.created_variables
+        cf.custom_gradient_dropped = getattr(builder, "dropped_custom_gradient", False)
+        if cf.custom_gradient_dropped:
+            cf._python_function = self.python_function
         self._cache[key] = cf
         if symbols:
             sizes = builder.sizes

@@ -75,6 +75,12 @@ def archive_bytes(fn):
     """The saved file of ``fn`` as bytes, built in memory (``save`` writes them; the
     transport pickles and ships them); the same program always gives the same bytes."""
     cf = _concrete(fn)
+    if getattr(cf, "custom_gradient_dropped", False):
+        raise ValueError(
+            "save: the function calls a tf.custom_gradient function, whose gradient function "
+            "is Python code that a saved file cannot hold (differentiating the loaded program "
+            "would give the plain gradient instead). Save a function that computes the "
+            "gradient it needs with a GradientTape inside: that gradient is saved exactly.")
     # The program without algebraic simplification: that one keeps zero gradients zero
     # (rather than unconnected) when the loaded function is differentiated.
     # Values under the user's names (ir/names.py): the file does not keep the origins.

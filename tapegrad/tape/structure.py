@@ -16,7 +16,7 @@ the sparsity patterns (``sparsity/detect.py``) are both keyed by it.
 (True, 1)
 """
 from tapegrad.core.tensor import Tensor
-from tapegrad.util.keys import exact
+from tapegrad.util.keys import FLOAT_TYPES, exact
 
 
 def structure(entries, n, accept=None):
@@ -52,7 +52,7 @@ def structure(entries, n, accept=None):
             refs.append(r)
         if params:
             items = tuple(params.items())
-            if float in map(type, params.values()):  # 0.0 and -0.0 must key apart
+            if not FLOAT_TYPES.isdisjoint(map(type, params.values())):  # 0.0 vs -0.0
                 items = tuple((k, exact(v)) for k, v in items)
             append((prim, tuple(refs), items))
         else:

@@ -5,17 +5,26 @@ and ``nan != nan`` although two NaN constants compute alike. A cache keyed by su
 would hand a trace, a merged equation or a constant made for one zero to the other. Floats
 and complex numbers are keyed by ``repr``, which round-trips exactly.
 
+>>> import numpy as np
 >>> exact(0.0) == exact(-0.0), exact(float("nan")) == exact(float("nan"))
 (False, True)
 >>> exact((1, 2.5)) == exact((1, 2.5)), exact(3) == exact(3.0)
 (True, False)
+>>> exact(np.float64(0.0)) == exact(np.float64(-0.0)), exact(np.float32(1)) == exact(1.0)
+(False, False)
 """
+import numpy as np
+
+# the scalar types ``exact`` keys by repr (a cheap test for params: tuples of floats are not
+# among any primitive's params)
+FLOAT_TYPES = frozenset({float, complex, np.float16, np.float32, np.float64, np.longdouble,
+                         np.complex64, np.complex128, np.clongdouble})
 
 
 def exact(v):
     """A hashable-where-``v``-is key: equal only for values that compute alike."""
     t = type(v)
-    if t is float or t is complex:
+    if t is float or t is complex or isinstance(v, (np.floating, np.complexfloating)):
         return (t, repr(v))
     if t is tuple or t is list:
         return (t,) + tuple(map(exact, v))
