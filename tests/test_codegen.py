@@ -2,6 +2,7 @@
 import linecache
 import re
 import traceback
+import warnings
 
 import numpy as np
 import pytest
@@ -96,7 +97,7 @@ def test_source_is_readable_with_stable_names():
         "c0 = frozen(np.float32(1.0))",  # a 0-d array: it only meets arrays
         "",
         "def model(inputs, weights):",
-        "    # test_codegen.py:92  return tf.nn.relu(tf.matmul(inputs, W) + 1.0)",
+        "    # test_codegen.py:93  return tf.nn.relu(tf.matmul(inputs, W) + 1.0)",
         "    t0 = inputs @ weights",
         "    t1 = np.add(t0, c0, t0)",  # into t0's buffer: t0 dies here
         "    t2 = np.maximum(t1, 0)  # relu",
@@ -252,6 +253,18 @@ def test_small_arrays_reuse_dead_buffers_too():
     src = f.get_concrete_function(x).source()
     assert "np.exp(t0, t0)" in src and "np.multiply(t1, c0, t1)" in src and "out=" not in src
     np.testing.assert_array_equal(f(x).numpy(), np.exp(np.sin(x)) * np.float32(2.0) + 1)
+
+
+def test_maximum_and_minimum_name_their_buffer_out_without_a_deprecation_warning():
+    f = tf.function(lambda x: tf.minimum(tf.maximum(tf.sin(x), 0.5), 0.7) * 2.0)
+    x = np.linspace(-1, 1, 5).astype("float32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = f(x).numpy()
+    src = f.get_concrete_function(x).source()
+    assert "np.maximum(t0, c0, out=t0)" in src and ", out=" in src.split("np.minimum(")[1]
+    want = np.minimum(np.maximum(np.sin(x), np.float32(0.5)), np.float32(0.7)) * np.float32(2)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_buffers_shared_by_live_views_are_not_overwritten():

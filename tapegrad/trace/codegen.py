@@ -56,7 +56,7 @@ import numpy as np
 
 from tapegrad.primitives.shape import reshape_p
 from tapegrad.trace.blocking import Region, regions, render_region, schedule
-from tapegrad.trace.emit_forms import fast_form, ufunc_of
+from tapegrad.trace.emit_forms import fast_form, out_arg, ufunc_of
 from tapegrad.trace.fusion import Chain, fused_order, render_chain, stacked
 from tapegrad.trace.lanes import Group, joined, render_group
 from tapegrad.ir.core import NameGen, frozen_array
@@ -435,7 +435,7 @@ def generate(program, fn_name=None):
         names = [ren[v.name] for v in e.inputs]
         if i in reuse:
             ufunc, buf = reuse[i]
-            expr = f"np.{ufunc.__name__}({', '.join(names)}, {buf})"
+            expr = f"np.{ufunc.__name__}({', '.join(names)}, {out_arg(ufunc, buf)})"
         elif recycle and _recycles(e):
             out = f"recycled({literal_text(tuple(e.out.shape))}, '{quoted_text(e.out.dtype)}')"
             expr = f"np.{ufunc_of(e.prim).__name__}({', '.join(names)}, out={out})"

@@ -17,6 +17,16 @@ _OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mu
                     operator.truediv: np.true_divide, operator.neg: np.negative}
 
 
+# NumPy 2.4 deprecates a positional output for these two (it reads as a third input)
+_KEYWORD_OUT = {"maximum", "minimum"}
+
+
+def out_arg(ufunc, buf):
+    """How a call of ``ufunc`` names its output buffer ``buf``: positionally where NumPy
+    allows it (the fastest form: no keyword to parse), else ``out=``."""
+    return f"out={buf}" if ufunc.__name__ in _KEYWORD_OUT else buf
+
+
 def ufunc_of(prim):
     """The single-output ufunc a primitive's generated code computes, if it is one."""
     impl = getattr(prim.impl, "wrapped", prim.impl)  # primitives/families.py: recycling

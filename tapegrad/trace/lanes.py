@@ -28,7 +28,7 @@ import numpy as np
 
 from tapegrad.ir.core import Equation
 from tapegrad.primitives.elementwise import mul_p
-from tapegrad.trace.emit_forms import ufunc_of
+from tapegrad.trace.emit_forms import out_arg, ufunc_of
 
 CONCAT_BASE = 1.0
 CONCAT_ITEM = 0.4
@@ -232,9 +232,10 @@ def render_group(group, program, ren, ns, gen, indent="    "):
                 target = a
                 del last[key]
                 break
-        out = f", {target}" if target else ""
+        ufunc = ufunc_of(e.prim)
+        out = f", {out_arg(ufunc, target)}" if target else ""
         names[i] = gen("_lane")
-        lines.append(f"{names[i]} = np.{ufunc_of(e.prim).__name__}({', '.join(args)}{out})")
+        lines.append(f"{names[i]} = np.{ufunc.__name__}({', '.join(args)}{out})")
     offsets = [0]
     for s in sizes:
         offsets.append(offsets[-1] + s)
