@@ -228,3 +228,20 @@ def test_fused_optimizer_views_of_one_dimensional_variables():
         for _ in range(2):
             o.apply_gradients([(tf.ones_like(r), r)])
         _same(r.numpy(), v.numpy())
+
+
+def test_variables_read_alternately_are_each_read_once():
+    x, y = tf.Variable(2.0), tf.Variable(3.0)
+    with tf.GradientTape() as t:
+        a = x * y
+        b = a * x * y   # both snapshots still current: no new reads
+    assert [e[0].name for e in t._entries].count("read_variable") == 2
+    gx, gy = t.gradient(b, [x, y])  # b = x^2 y^2
+    assert float(gx) == 2 * 2.0 * 9.0 and float(gy) == 2 * 4.0 * 3.0
+    with tf.GradientTape(watch_accessed_variables=False) as t:
+        t.watch(y)
+        a = x * y     # x not watched
+        t.watch(x)    # from here on, x's reads are recorded
+        b = a * x
+    gx, gy = t.gradient(b, [x, y])  # only the second read of x is seen
+    assert float(gx) == 2.0 * 3.0 and float(gy) == 4.0

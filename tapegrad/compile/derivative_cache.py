@@ -201,9 +201,8 @@ class _Replay:
         plan = self.plan
         got = [None] * len(refs_)  # the new tape's leaf in each place
         placed = set()  # ids of the leaves placed so far: a leaf fills one place only
-        for k in range(n):
-            prim, args, params, out = entries[k]
-            pprim, refs, pparams = plan[k]
+        # plan has n entries: zip stops there (a persistent tape may hold more)
+        for (prim, args, params, out), (pprim, refs, pparams) in zip(entries, plan):
             if prim is not pprim or type(out) is not Tensor or len(args) != len(refs) \
                     or (params != pparams if params or pparams else False):
                 return None

@@ -7,7 +7,7 @@ general conversion rules.
 import numpy as np
 
 from tapegrad.core.dispatch import bind
-from tapegrad.core.tensor import Tensor
+from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.ops import array_ops
 from tapegrad.ops import linalg_ops
 from tapegrad.ops import math_ops
@@ -15,12 +15,13 @@ from tapegrad.ops._convert import binary, like
 from tapegrad.primitives import elementwise
 
 _NUMBER = (int, float)
+_PLAIN = (Tensor, Variable)  # concrete values (a Variable is read by bind)
 _wrap = Tensor._wrap
 
 
 def _fast(prim):
     def op(self, other):
-        if type(other) is Tensor and type(self) is Tensor:  # the hottest case, no properties
+        if type(other) in _PLAIN and type(self) in _PLAIN:  # the hottest case, no properties
             a, b = self._value.dtype, other._value.dtype
             if a is b or a == b:
                 return bind(prim, self, other)

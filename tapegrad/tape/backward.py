@@ -53,8 +53,9 @@ def backward(entries, target_cts, source_ids, live=None):
     cts = {k: g._value for k, g in target_cts.items()} if raw else dict(target_cts)
     get = cts.get
     debroadcast = _unbroadcast_array if raw else unbroadcast
-    for k in range(n - 1, -1, -1):
-        prim, args, params, out = entries[k]
+    # reversed() walks from the last of the n entries down: what a persistent tape appends
+    # meanwhile lies beyond its start
+    for prim, args, params, out in reversed(entries):
         key = id(out)
         g = get(key)
         if g is None:

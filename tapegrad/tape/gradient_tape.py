@@ -211,12 +211,18 @@ class GradientTape(Interpreter):
     def read_variable(self, var, val):
         if self._paused:
             return val
-        if id(var) not in self._watched:
+        w = self._watched
+        if id(var) not in w:
             if not (self._watch_accessed_variables and var.trainable and _is_float(var)):
                 return val
-            self._watch(var)
+            # _watch without a new epoch: other snapshots stay what this tape saw, and this
+            # variable's is made after the readers (Variable.read_value)
+            w.add(id(var))
+            self._keep.append(var)
+            if type(var) is Variable:
+                self._variables[var._uid] = var
         self._entries.append((read_variable_p, (var,), {}, val))
-        self._watched.add(id(val))
+        w.add(id(val))
         return val
 
     @contextlib.contextmanager
