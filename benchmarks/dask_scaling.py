@@ -1,4 +1,4 @@
-"""W13: the seed's MLP batch Jacobian over 200,000 inputs on a local Dask cluster.
+"""W13: the question's MLP batch Jacobian over 200,000 inputs on a local Dask cluster.
 
 Compares direct single-process evaluation of the compiled program with 1 and 2 worker
 processes (one thread and one BLAS thread each), and with 2 plain processes that share the
@@ -161,7 +161,7 @@ def main(argv=None):
     malloc = ("Dask's default MALLOC_TRIM_THRESHOLD_=65536" if args.dask_malloc else
               "MALLOC_TRIM_THRESHOLD_ unset (glibc's default)")
     lines = [
-        "# W13: Dask scaling of the seed's MLP batch Jacobian",
+        "# W13: Dask scaling of the question's MLP batch Jacobian",
         "",
         f"`python -m benchmarks.dask_scaling --n {args.n} --chunk {args.chunk} --repeats "
         f"{args.repeats}{' --dask-malloc' if args.dask_malloc else ''}`: {args.n:,} inputs "

@@ -54,7 +54,7 @@ def cases(np, tf):
     def tg_mlp(x):
         return tf.matmul(tf.tanh(tf.matmul(tf.tanh(tf.matmul(x, t1) + tb1), t2)), t3)
 
-    def np_jac(x):  # the seed user's per-input Jacobian, by hand
+    def np_jac(x):  # the question's per-input Jacobian, by hand
         h1 = np.tanh(x @ w1 + b1)
         h2 = np.tanh(h1 @ w2)
         g = w3.T * (1 - h2 * h2)          # (16, 256)

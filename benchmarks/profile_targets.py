@@ -18,7 +18,7 @@ import time
 from benchmarks import config
 
 CASES = {  # workload -> (module, row index, tapegrad implementation label)
-    "W1": ("w1_seed", 0, "nested GradientTape"),
+    "W1": ("w1_lesson", 0, "nested GradientTape"),
     "W2": ("w2_jacobian", 0, "GradientTape.jacobian"),
     "W5": ("w5_training", None, None),
     "W6": ("w6_overhead", 0, "GradientTape"),

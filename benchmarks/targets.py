@@ -54,9 +54,9 @@ WHY = {
         "its GEMMs and the bias, tanh and tanh' passes that XLA fuses into the GEMM epilogues",
 
     ("W4", "hessian rosenbrock-100 f64 tf-style"):
-        "as W4: inside tf.function, t2.jacobian(g, x) seeds 3 colours + 1 zero row of the "
+        "as W4: inside tf.function, t2.jacobian(g, x) pushes 3 colours + 1 zero row of the "
         "traced program's tridiagonal pattern (sparsity/traced.py) where XLA computes 100",
-    ("W1", "seed as written (Variable, x*x*x)"):
+    ("W1", "lesson as written (Variable, x*x*x)"):
         "as W1 (fixed Python costs of two tapes and two gradient() calls), plus a recorded "
         "variable read per use of x and two products instead of one power, on both tapes",
 }

@@ -4,7 +4,7 @@ Inside a module there is one small function per system and mode, so every peer's
 read (and compared with tapegrad's) in one place.
 """
 from benchmarks.workloads import (
-    w1_seed,
+    w1_lesson,
     w2_jacobian,
     w3_batch_jacobian,
     w4_hessian,
@@ -18,7 +18,7 @@ from benchmarks.workloads import (
 )
 
 WORKLOADS = {
-    "W1": w1_seed,
+    "W1": w1_lesson,
     "W2": w2_jacobian,
     "W3": w3_batch_jacobian,
     "W4": w4_hessian,

@@ -14,7 +14,7 @@ from benchmarks.workloads import common
 
 # (kind, batch, sizes)
 SHAPES = (
-    ("jac", 16, (32, 512, 512)),          # the shape the seed fold used to make 3x slower
+    ("jac", 16, (32, 512, 512)),          # the shape the weight-into-basis fold used to make 3x slower
     ("jac", 8, (4, 4, 4)),
     ("jac", 2048, (8, 16, 4)),
     ("jac", 64, (256, 64, 16)),           # tall: many inputs, few outputs

@@ -1,6 +1,6 @@
 """W8 and W8b: convolutional networks, float32, channels last.
 
-W8 cnn-jacobian (compiled): the seed's workload, per-example Jacobians of a small CNN at 128
+W8 cnn-jacobian (compiled): the question's workload, per-example Jacobians of a small CNN at 128
 inputs (128 x 10 x 28 x 28 x 1): 28x28x1 -> conv 3x3, 8 filters, tanh -> conv 3x3, 16
 filters, stride 2, tanh -> dense 10 ('VALID' padding, biases everywhere).
 tapegrad: ``tapegrad.function`` + ``batch_jacobian`` and ``function(vmap(jacrev))`` (the
@@ -49,7 +49,7 @@ def _labels():
     return np.random.default_rng(3).integers(0, 10, LENET_BATCH)
 
 
-# -- W8: the seed's CNN, written once per API --------------------------------------------------
+# -- W8: the question's CNN, written once per API --------------------------------------------------
 def cnn_tf_api(mod, p, x):
     """tapegrad and TensorFlow share this code: the API is the same."""
     h = mod.tanh(mod.nn.conv2d(x, p[0], 1, "VALID") + p[1])

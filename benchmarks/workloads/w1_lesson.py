@@ -1,9 +1,9 @@
-"""W1 seed: d2/dx2 of x**3 at the scalar 2.0 (float32) with nested differentiation, eager.
+"""W1, the lesson: d2/dx2 of x**3 at the scalar 2.0 (float32) with nested differentiation, eager.
 
 Expected value 12. tapegrad and TensorFlow use nested GradientTapes, PyTorch
 ``autograd.grad(create_graph=True)`` twice, JAX and autograd ``grad(grad(f))``.
 
-Two rows: ``x**3`` of a watched constant, and the seed's code as its lesson writes it
+Two rows: ``x**3`` of a watched constant, and the code as the lesson writes it
 (``x = tf.Variable(2.0)``, ``y = x * x * x``, nested tapes without ``watch``; the other
 systems' ``x * x * x`` in their own idiom).
 """
@@ -143,6 +143,6 @@ def rows(opts):
         Impl("torch", "autograd.grad create_graph", torch_autograd),
         Impl("autograd", "grad(grad)", autograd_grad_grad),
     ]
-    return [Row("W1", "seed d2(x^3) at 2", "eager", impls, reference=lambda: 12.0, rtol=1e-6),
-            Row("W1", "seed as written (Variable, x*x*x)", "eager", written,
+    return [Row("W1", "lesson d2(x^3) at 2", "eager", impls, reference=lambda: 12.0, rtol=1e-6),
+            Row("W1", "lesson as written (Variable, x*x*x)", "eager", written,
                 reference=lambda: 12.0, rtol=1e-6)]
