@@ -104,10 +104,11 @@ class GradientTape(Interpreter):
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
         self._watch_accessed_variables = bool(watch_accessed_variables)
-        self._entered = False
-        self._paused = False
-        self._used = False
-        self._clear()
+        self._entered = self._paused = self._used = False
+        # _clear(), inlined: a tape is made per step
+        self._lazy = None
+        self._entries, self._watched, self._keep = [], set(), []
+        self._variables, self._derived = {}, []
 
     def _clear(self):
         self._lazy = None  # id(gradient result) -> (weakref, recompute function), when needed
@@ -127,7 +128,9 @@ class GradientTape(Interpreter):
         return self
 
     def __exit__(self, *exc):
-        self._stop()
+        if self._entered:  # _stop(), inlined
+            self._entered = False
+            STATE.remove(self)
         return False
 
     def _stop(self):
@@ -259,7 +262,9 @@ class GradientTape(Interpreter):
         entries, watched = self._entries, self._watched
         if not self._persistent:
             self._used = True
-            self._stop()
+            if self._entered:  # _stop(), inlined
+                self._entered = False
+                STATE.remove(self)
             # Drop the records now: the caller's `entries` is the last reference, so the
             # intermediates are freed as soon as this use returns (reference counting only).
             # watched_variables() keeps answering, as in TensorFlow.
