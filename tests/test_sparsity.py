@@ -236,3 +236,23 @@ def test_float32_and_sparse_false():
     assert h.dtype == tf.float32
     np.testing.assert_allclose(h.numpy(), tf.hessian(rosenbrock, sparse=False)(x).numpy(),
                                rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("where", [(1,), (0,), (2, 30), (39,)])
+def test_non_finite_inputs_reach_no_entry_of_a_compressed_hessian(where):
+    # A compressed row entry that holds no Hessian entry went to column 0 of the scatter:
+    # with inf at x[1] it held NaN (0 * inf), which was added onto H[0, 0]
+    def rosen(x):
+        return tf.reduce_sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    n = 40
+    xv = np.linspace(-1.0, 1.0, n)
+    xv[list(where)] = np.inf
+    x = tf.constant(xv)
+    on = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) <= 1  # tridiagonal
+    with np.errstate(all="ignore"):
+        dense = tf.hessian(rosen, sparse=False)(x).numpy()
+        for got in (tf.hessian(rosen)(x).numpy(), tf.function(tf.hessian(rosen))(x).numpy()):
+            np.testing.assert_array_equal(got[on], dense[on])  # NaN where NaN
+            assert (got[~on] == 0).all()  # exact zeros off the pattern (dense: NaN there)
+    assert np.isnan(dense[~on]).any()

@@ -107,8 +107,10 @@ def make_plan(pattern, colours, symmetric=False):
     scatter = None
     if not bad.any():
         # Every compressed entry R[k, i] holds at most one entry of row i, so one scatter of
-        # all of R decompresses; an entry that holds none is an exact zero and may go anywhere.
-        target = np.zeros((max(c, 1), m), np.int64)
+        # all of R decompresses. An entry that holds none goes to a spare column ``n`` that
+        # is cut off: it is zero only where everything is finite (a NaN that reached it
+        # would otherwise be added onto a real entry).
+        target = np.full((max(c, 1), m), n, np.int64)
         target[colours[cols], rows] = cols
         scatter = (np.broadcast_to(np.arange(m), target.shape).copy(), target)
     if bad.any():

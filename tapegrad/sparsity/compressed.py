@@ -85,8 +85,9 @@ def decompress(rows, plan, out_shape, dtype):
     c = plan.n_colours
     if tuple(rows.shape) != (c, m):
         rows = ops.reshape(rows, (c, m))
-    if plan.scatter is not None:
-        out = index_add_p.bind_raw(rows, index=Index(plan.scatter), shape=(m, n))
+    if plan.scatter is not None:  # column n: the entries of R that hold none of H's
+        out = index_add_p.bind_raw(rows, index=Index(plan.scatter), shape=(m, n + 1))
+        out = getitem_p.bind_raw(out, index=Index((slice(None), slice(0, n, None))))
     else:  # symmetric reads: an entry of R may fill two entries
         vals = getitem_p.bind_raw(rows, index=Index(divmod(plan.src, m)))
         out = index_add_p.bind_raw(vals, index=Index(divmod(plan.dst, n)), shape=(m, n))
