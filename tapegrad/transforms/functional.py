@@ -343,9 +343,10 @@ def hessian(f, argnums=0, has_aux=False, chunk_size=None, sparse=None):
     ``sparse``: for one tensor argument, ``None`` (auto) detects the Hessian's sparsity
     pattern (once per structure) and, when a colouring needs at most ``n / 4`` directions,
     evaluates only those (``tapegrad.sparsity.hessian``); ``True`` always does; ``False``
-    never does. The values are the same either way on the pattern; off it the compressed
-    Hessian holds exact zeros where the dense pass's IEEE arithmetic may leave NaN or -0.0
-    (``0 * inf`` of a non-finite input).
+    never does. The values are the same either way on the pattern (a star-coloured plan reads
+    some entries from their mirror image, which can differ in the last bit); off it the
+    compressed Hessian holds exact zeros where the dense pass's IEEE arithmetic may leave NaN
+    or -0.0 (``0 * inf`` of a non-finite input).
 
     >>> import tapegrad as tf
     >>> tf.hessian(lambda x: tf.reduce_sum(x ** 3))(tf.constant([1.0, 2.0])).numpy().tolist()
