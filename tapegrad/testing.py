@@ -16,7 +16,7 @@ from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.util import nest
 
-__all__ = ["check_grads", "check_batching", "EPS", "RTOL", "ATOL"]
+__all__ = ["check_grads", "check_batching", "assert_same_bits", "EPS", "RTOL", "ATOL"]
 
 EPS, RTOL, ATOL = 1e-6, 1e-5, 1e-6
 
@@ -250,3 +250,23 @@ def check_batching(f, batched_args, batched=None, rtol=1e-12, atol=1e-12, fallba
         if not ok:
             raise AssertionError(f"check_batching: output {k} differs from the loop:\n"
                                  f"  batched {g!r}\n  loop    {want!r}")
+
+
+def assert_same_bits(a, b, what=None):
+    """Assert ``a`` and ``b`` are the same floats: dtype, shape, NaN where NaN, every other
+    value equal with the same sign (0.0 and -0.0 differ). ``what`` goes into the message.
+
+    >>> import numpy as np
+    >>> assert_same_bits(np.array([np.nan, -0.0]), np.array([np.nan, -0.0]))
+    >>> assert_same_bits(np.array([0.0]), np.array([-0.0]))
+    Traceback (most recent call last):
+    ...
+    AssertionError: (None, array([0.]), array([-0.]))
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (what, a.dtype, b.dtype, a.shape, b.shape)
+    nan = np.isnan(a)
+    assert (nan == np.isnan(b)).all(), (what, a, b)
+    ok = ~nan
+    assert (a[ok] == b[ok]).all() and (np.signbit(a[ok]) == np.signbit(b[ok])).all(), \
+        (what, a, b)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
+from tapegrad.testing import assert_same_bits as same_bits
 from tapegrad.compile import derivative_cache
 
 UNARY = [tf.sin, tf.cos, tf.tanh, tf.exp, tf.sigmoid, tf.tan, tf.abs, tf.square,
@@ -57,15 +58,6 @@ def _array(rng, shape, dtype):
     if a.size and rng.random() < 0.3:
         a.reshape(-1)[rng.integers(a.size)] = SPECIAL[rng.integers(len(SPECIAL))]
     return a
-
-
-def same_bits(a, b, what):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape, what
-    nan = np.isnan(a)
-    assert (nan == np.isnan(b)).all(), (what, a, b)
-    assert (a[~nan] == b[~nan]).all() and (np.signbit(a[~nan]) == np.signbit(b[~nan])).all(), \
-        (what, a, b)
 
 
 def _interpreted(fn, *args):

@@ -25,6 +25,7 @@ from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import tapegrad as tf  # noqa: E402
+from tapegrad.testing import assert_same_bits as same_bits  # noqa: E402
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -115,16 +116,6 @@ def inputs(draw):
     x = draw(hnp.arrays(dtype, shape, elements=elems))
     y = draw(hnp.arrays(dtype, shape, elements=elems))
     return x, y
-
-
-def same_bits(a, b, what):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape, (what, a.dtype, b.dtype, a.shape, b.shape)
-    nan_a, nan_b = np.isnan(a), np.isnan(b)
-    assert (nan_a == nan_b).all(), (what, a, b)
-    ok = ~nan_a
-    assert (a[ok] == b[ok]).all() and (np.signbit(a[ok]) == np.signbit(b[ok])).all(), \
-        (what, a, b)
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,8 @@ and complex numbers are keyed by ``repr``, which round-trips exactly.
 """
 import numpy as np
 
-# the scalar types ``exact`` keys by repr (a cheap test for params: tuples of floats are not
-# among any primitive's params)
+# the scalar types keyed by repr (also a cheap test for params: no primitive's params hold
+# tuples of floats)
 FLOAT_TYPES = frozenset({float, complex, np.float16, np.float32, np.float64, np.longdouble,
                          np.complex64, np.complex128, np.clongdouble})
 
@@ -24,7 +24,7 @@ FLOAT_TYPES = frozenset({float, complex, np.float16, np.float32, np.float64, np.
 def exact(v):
     """A hashable-where-``v``-is key: equal only for values that compute alike."""
     t = type(v)
-    if t is float or t is complex or isinstance(v, (np.floating, np.complexfloating)):
+    if t in FLOAT_TYPES:
         return (t, repr(v))
     if t is tuple or t is list:
         return (t,) + tuple(map(exact, v))
