@@ -4,9 +4,11 @@ A ``Row`` is one workload case in one mode (eager or compiled); it holds one or 
 per system. For each row the harness builds every implementation, calls it once (compile and
 first-call cost, excluded from timing), checks the result against the row's reference, calls
 it once more as warm-up, picks a loop count so one repeat lasts about ``target`` seconds
-(timeit-style), checks the result of a warm call too, and then times ``repeats`` rounds, interleaving the systems round by round so
-that drift in machine load hits all of them alike. The reported time is the median per call.
-Where a system has several implementations in a row, the fastest one whose result matches is
+(timeit-style), checks the result of a warm call too (``prepare_row``), and then times
+``repeats`` rounds (``time_round``), interleaving the systems round by round so that drift in
+machine load hits all of them alike: in this process (``--shared-process``), or with each
+system in a process of its own driven round by round by ``benchmarks/isolate.py``. The
+reported time is the median per call. Where a system has several implementations in a row, the fastest one whose result matches is
 reported for it (all are kept in the JSON).
 """
 import gc
@@ -164,6 +166,17 @@ def run_row(row, opts, log=print, isolated=False):
     ``isolated``: this process runs one system's implementations only (``benchmarks/isolate.py``);
     a row without a closed-form reference keeps each result (``_value``) for the parent to
     check against the first peer's, instead of taking its own as the reference."""
+    prepared = prepare_row(row, opts, isolated)
+    for r in range(opts.repeats):
+        time_round(prepared, r, opts)
+    return finish_row(row, prepared, log, isolated)
+
+
+def prepare_row(row, opts, isolated=False):
+    """Build, first-call, check, warm up and calibrate every implementation of ``row``.
+
+    Returns ``[(record, thunk or None)]`` for ``time_round`` and ``finish_row``; each record's
+    ``times`` holds one slot per repeat, indexed by round, so that rounds can be paired."""
     ref = None
     if row.reference is not None:
         try:
@@ -185,25 +198,34 @@ def run_row(row, opts, log=print, isolated=False):
                 rec["check"] = "ok" if ok else "MISMATCH"
                 rec["check_detail"] = detail
     for rec, _ in prepared:
-        rec["times"] = [None] * opts.repeats  # by round, so that rounds can be paired
-    for r in range(opts.repeats):
-        k = r % max(len(prepared), 1)  # rotate the order: no system always follows another
-        for rec, thunk in prepared[k:] + prepared[:k]:
-            if thunk is None or rec["status"] != "ok":
-                continue
-            done = [t for t in rec["times"] if t is not None]
-            if len(done) >= 3 and min(done) > SLOW_CALL_S:
-                continue  # slow calls: three repeats are enough, and keep the run short
-            gc.collect()
-            time.sleep(opts.settle)  # let the previous system's spinning pool threads sleep
-            try:
-                t = _time_loops(thunk, rec["loops"])
-            except Exception as e:  # worked during warm-up, failed later: not timed
-                rec.update(status="n/a", reason=f"failed while timed: {_short(e)}")
-                continue
-            rec["times"][r] = t / rec["loops"]
+        rec["times"] = [None] * opts.repeats
+        rec["_keep_value"] = isolated and ref is None  # the parent checks it
+    return prepared
+
+
+def time_round(prepared, r, opts):
+    """Time repeat ``r`` of every prepared implementation (each after a collect and a settle)."""
+    k = r % max(len(prepared), 1)  # rotate the order: no implementation always follows another
+    for rec, thunk in prepared[k:] + prepared[:k]:
+        if thunk is None or rec["status"] != "ok":
+            continue
+        done = [t for t in rec["times"] if t is not None]
+        if len(done) >= 3 and min(done) > SLOW_CALL_S:
+            continue  # slow calls: three repeats are enough, and keep the run short
+        gc.collect()
+        time.sleep(opts.settle)  # let the previous system's spinning pool threads sleep
+        try:
+            t = _time_loops(thunk, rec["loops"])
+        except Exception as e:  # worked during warm-up, failed later: not timed
+            rec.update(status="n/a", reason=f"failed while timed: {_short(e)}")
+            continue
+        rec["times"][r] = t / rec["loops"]
+
+
+def finish_row(row, prepared, log=print, isolated=False):
+    """Medians into the records; fills ``row.results`` (best per system) and ``row.alternatives``."""
     for rec, _ in prepared:
-        if not (isolated and ref is None):
+        if not rec.pop("_keep_value", False):
             rec.pop("_value", None)
         if rec["status"] == "ok":
             rec["time_s"] = statistics.median(t for t in rec["times"] if t is not None)

@@ -32,7 +32,10 @@ def build(md):
             break
     targets = _section(md, "Targets")
     isolated = "each system in a process of its own" in md
-    how = ("each system in a process of its own, one thread each; ratios are ratios of "
+    how = ("each system in a process of its own, repeats interleaved across the processes, "
+           "one thread each; ratios are medians of per-round ratios"
+           if "repeats interleaved" in md else
+           "each system in a process of its own, one thread each; ratios are ratios of "
            "medians" if isolated else
            "all systems in one process, medians of interleaved repeats, one thread each")
     parts = [f"Measured with `make bench` ({how}: tapegrad time / peer time, < 1 means "

@@ -1,10 +1,11 @@
 """Terminal table, Markdown report and JSON dump of a run."""
 import json
+import statistics
 
 from benchmarks.systems import PEERS, SYSTEMS
 from benchmarks.targets import floor_pct, ratio
 
-SHORT = {"tensorflow": "tf", "jax": "jax", "torch": "torch", "autograd": "ag"}
+SHORT = {"tapegrad": "tg", "tensorflow": "tf", "jax": "jax", "torch": "torch", "autograd": "ag"}
 
 
 def fmt_time(seconds):
@@ -28,6 +29,22 @@ def cell(row, system):
     return text + " MISMATCH" if rec.get("check") == "MISMATCH" else text
 
 
+def iqr(rec):
+    """Interquartile range of a result's timed repeats over their median, or None."""
+    times = [t for t in rec.get("times") or [] if t]
+    if rec.get("status") != "ok" or len(times) < 2:
+        return None
+    q1, _, q3 = statistics.quantiles(times, n=4, method="inclusive")
+    return (q3 - q1) / statistics.median(times)
+
+
+def spread(row):
+    """The noise of a row: each system's IQR/median of its repeats, e.g. ``tg 2% torch 11%``."""
+    parts = [f"{SHORT[s]} {100 * v:.0f}%" for s in SYSTEMS
+             if s in row.results and (v := iqr(row.results[s])) is not None]
+    return " ".join(parts) or "-"
+
+
 def fmt_ratio(value):
     if value is None:
         return "-"
@@ -37,12 +54,12 @@ def fmt_ratio(value):
 def table(rows):
     """Rows of strings: header first."""
     head = ["workload", "case", "mode", "per"] + list(SYSTEMS)
-    head += [f"tg/{SHORT[p]}" for p in PEERS]
+    head += [f"tg/{SHORT[p]}" for p in PEERS] + ["IQR/median"]
     lines = [head]
     for row in rows:
         line = [row.workload, row.case, row.mode, row.unit]
         line += [cell(row, s) for s in SYSTEMS]
-        line += [fmt_ratio(ratio(row, p)) for p in PEERS]
+        line += [fmt_ratio(ratio(row, p)) for p in PEERS] + [spread(row)]
         lines.append(line)
     return lines
 
@@ -82,16 +99,19 @@ def notes(rows):
 
 
 def implementations_md(rows):
-    lines = [("row", "system", "implementation", "time/call", "first call", "check")]
+    lines = [("row", "system", "implementation", "time/call", "repeats min-max", "first call",
+              "check")]
     for row in rows:
         for rec in row.alternatives:
             if rec["status"] != "ok":
                 continue
             best = row.results.get(rec["system"]) is rec
+            times = [t for t in rec.get("times") or [] if t]
             lines.append((
                 row.key, rec["system"], rec["label"] + (" (reported)" if best else ""),
-                fmt_time(rec["time_s"]), fmt_time(rec.get("first_call_s")),
-                f"{rec['check']}: {rec['check_detail']}",
+                fmt_time(rec["time_s"]),
+                f"{fmt_time(min(times))} - {fmt_time(max(times))} ({len(times)})" if times else "-",
+                fmt_time(rec.get("first_call_s")), f"{rec['check']}: {rec['check_detail']}",
             ))
     return render_md_table(lines)
 
@@ -125,12 +145,17 @@ def floor_text(rows, floor):
     return out
 
 
+def fmt_range(rounds):
+    return "-" if not rounds else f"{fmt_ratio(rounds[0])}-{fmt_ratio(rounds[1])}"
+
+
 def targets_md(targets):
-    lines = [("row", "target", "value", "status", "why")]
+    lines = [("row", "target", "value", "rounds min-max", "status", "why")]
     for t in targets:
         v = t["value"]
         value = "-" if v is None else (f"{v:.1f}%" if "floor" in t["target"] else fmt_ratio(v))
-        lines.append((t["row"], t["target"], value, t["status"], t["why"]))
+        lines.append((t["row"], t["target"], value, fmt_range(t.get("rounds")), t["status"],
+                      t["why"]))
     return render_md_table(lines)
 
 
@@ -150,7 +175,12 @@ def markdown(meta, rows, targets):
         + f" (tapegrad checkout {m['tapegrad_revision']})  ",
         f"NumPy float32 matmul floor: {meta['floor']['gflops']:.1f} GFLOP/s (best of the "
         f"runs before and after the workloads, GFLOP/s by size: {meta['floor']['by_size']})  ",
-        (f"Timing: each system in a process of its own, one workload at a time, the order "
+        (f"Timing: each system in a process of its own, repeats interleaved across the "
+         f"processes (one persistent process per system and workload; repeat r of every "
+         f"system, the order rotating, before repeat r+1 of any); median of "
+         f"{meta['repeats']} repeats, each >= {meta['target_s']} s of calls"
+         if meta.get("interleaved") else
+         f"Timing: each system in a process of its own, one workload at a time, the order "
          f"of the systems rotating; median of {meta['repeats']} repeats, each >= "
          f"{meta['target_s']} s of calls" if meta.get("isolated") else
          f"Timing: all systems in one process; median of {meta['repeats']} interleaved repeats, "
@@ -159,9 +189,12 @@ def markdown(meta, rows, targets):
         f"the cyclic GC (gc.freeze). Total run {meta['elapsed_s']:.0f} s.",
         "",
         "Times are medians per call (per op for W6); ratios are tapegrad time / peer time "
-        "(< 1: tapegrad faster), " + ("the ratio of the medians" if meta.get("isolated") else
+        "(< 1: tapegrad faster), " + ("the ratio of the medians" if meta.get("isolated")
+                                      and not meta.get("interleaved") else
                                       "the median of per-round paired ratios")
-        + ". `n/a`: not runnable (see notes); `skip`: peer not installed or no such mode.",
+        + "; IQR/median: the interquartile range of each system's repeats over their median "
+        "(the noise); the targets' rounds min-max: the lowest and highest per-round ratio. "
+        "`n/a`: not runnable (see notes); `skip`: peer not installed or no such mode.",
         "",
         render_md_table(table(rows)),
         "",

@@ -11,6 +11,7 @@ import sys
 import time
 
 from benchmarks import config
+from benchmarks.systems import SYSTEMS  # imports no numerical library (config first)
 
 ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W9P", "W10")
 
@@ -21,7 +22,8 @@ def parse(argv):
     p.add_argument("--only", default="", help="comma-separated workloads, e.g. W1,W3")
     p.add_argument("--threads", type=int, default=1,
                    help="compute threads per system (default 1, see benchmarks/README.md)")
-    p.add_argument("--repeats", type=int, help="timed repeats per implementation")
+    p.add_argument("--repeats", type=int,
+                   help="timed repeats per implementation (default 15; 3 with --quick)")
     p.add_argument("--target", type=float, help="seconds per timed repeat")
     p.add_argument("--settle", type=float,
                    help="idle seconds before each timed repeat (default 0.02; 0.2 if threads > 1)")
@@ -31,13 +33,17 @@ def parse(argv):
     p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     p.add_argument("--no-save", action="store_true", help="print only, write no files")
     p.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
+    p.add_argument("--systems", default="",
+                   help="comma-separated subset of " + ",".join(SYSTEMS) + " (default: all)")
     p.add_argument("--shared-process", action="store_true",
                    help="time every system in this one process, rounds interleaved (the default "
-                        "runs each system in a process of its own, one workload at a time)")
+                        "runs each system in a process of its own, rounds interleaved across "
+                        "the processes)")
     p.add_argument("--child", help=argparse.SUPPRESS)       # isolated mode: the one system
     p.add_argument("--child-out", help=argparse.SUPPRESS)   # ... and where its results go
+    p.add_argument("--child-pipe", help=argparse.SUPPRESS)  # ... and its command/reply fds
     opts = p.parse_args(argv)
-    opts.repeats = opts.repeats or (3 if opts.quick else 7)
+    opts.repeats = opts.repeats or (3 if opts.quick else 15)
     opts.target = opts.target or (0.02 if opts.quick else 0.05)
     if opts.settle is None:
         opts.settle = 0.2 if opts.threads > 1 else 0.02
@@ -46,6 +52,11 @@ def parse(argv):
     if unknown:
         p.error(f"unknown workload(s) {unknown}; choose from {','.join(ALL)}")
     opts.workloads = chosen
+    opts.systems = tuple(s.strip().lower() for s in opts.systems.split(",") if s.strip()) \
+        or SYSTEMS
+    unknown = [s for s in opts.systems if s not in SYSTEMS]
+    if unknown:
+        p.error(f"unknown system(s) {unknown}; choose from {','.join(SYSTEMS)}")
     return opts
 
 
@@ -75,6 +86,7 @@ def main(argv=None):
         if opts.shared_process:
             built = []
             for row in WORKLOADS[name].rows(opts):
+                row.impls = [i for i in row.impls if i.system in opts.systems]
                 harness.run_row(row, opts)
                 built.append(row)
         else:
@@ -100,6 +112,8 @@ def main(argv=None):
         "machine": machine.describe(),
         "threads": opts.threads,
         "isolated": not opts.shared_process,
+        "interleaved": not opts.shared_process,  # repeats interleaved across the processes
+        "systems": list(opts.systems),
         "thread_settings": thread_settings,
         "versions": versions,
         "floor": {"gflops": floor, "by_size": by_size},
@@ -126,7 +140,9 @@ def summary(meta, rows, results, report):
         floor_target = "floor" in t["target"]
         value = f"{v:.1f}%" if floor_target and v is not None else report.fmt_ratio(v)
         why = f"  ({t['why'][:70]})" if t["why"] else ""
-        print(f"  {t['status']:<4} {t['row']:<44} {t['target']:<26} {value:>7}{why}")
+        spread = report.fmt_range(t.get("rounds"))
+        print(f"  {t['status']:<4} {t['row']:<44} {t['target']:<26} {value:>7} "
+              f"[{spread:>11}]{why}")
     for n in report.notes(rows):
         print("  note:", n)
 

@@ -62,16 +62,30 @@ WHY = {
 }
 
 
-def ratio(row, peer):
-    """tapegrad time / peer time, or None: the median of the per-round ratios. Both systems
-    are timed seconds apart in each round, so a load swing of the machine affects both."""
+def paired(row, peer):
+    """The per-round ratios tapegrad time / peer time, or None where there are no shared rounds.
+
+    Both systems are timed seconds apart in each round (in one process, or in their own
+    processes driven round by round: ``isolate.py``), so a load swing of the machine affects
+    both. Results timed one process after another (older runs) have no rounds to pair."""
     tg, pr = row.results.get("tapegrad"), row.results.get(peer)
     if not tg or not pr or "time_s" not in tg or "time_s" not in pr:
         return None
-    if tg.get("process") != pr.get("process"):  # timed in separate processes: no rounds to pair
-        return tg["time_s"] / pr["time_s"]
-    paired = [a / b for a, b in zip(tg.get("times", []), pr.get("times", [])) if a and b]
-    return statistics.median(paired) if paired else tg["time_s"] / pr["time_s"]
+    same = tg.get("process") == pr.get("process") or (
+        tg.get("rounds") is not None and tg.get("rounds") == pr.get("rounds"))
+    if not same:
+        return None
+    return [a / b for a, b in zip(tg.get("times", []), pr.get("times", [])) if a and b] or None
+
+
+def ratio(row, peer):
+    """tapegrad time / peer time, or None: the median of the per-round ratios (``paired``),
+    else the ratio of the two medians."""
+    tg, pr = row.results.get("tapegrad"), row.results.get(peer)
+    if not tg or not pr or "time_s" not in tg or "time_s" not in pr:
+        return None
+    rounds = paired(row, peer)
+    return statistics.median(rounds) if rounds else tg["time_s"] / pr["time_s"]
 
 
 def floor_pct(row, system, floor_gflops):
@@ -102,9 +116,10 @@ def _status(row, peer, value, passed):
 def evaluate(rows, floor_gflops):
     out = []
 
-    def add(row, what, peer, value, passed):
+    def add(row, what, peer, value, passed, among=()):
         status, why = _status(row, peer, value, passed)
-        out.append({"row": row.key, "target": what, "value": value, "status": status, "why": why})
+        out.append({"row": row.key, "target": what, "value": value, "status": status, "why": why,
+                    "rounds": rounds_range(row, (peer,) if peer else among)})
 
     sweep = []
     for row in rows:
@@ -125,7 +140,7 @@ def evaluate(rows, floor_gflops):
             peers = [r for r in (ratio(row, p) for p in ("tensorflow", "jax", "torch"))
                      if r is not None]
             add(row, "tapegrad/fastest peer <= 1.0", None, max(peers) if peers else None,
-                lambda v: v is not None and v <= 1.0)
+                lambda v: v is not None and v <= 1.0, ("tensorflow", "jax", "torch"))
         if row.workload == "W8b":
             r = ratio(row, "torch")
             add(row, "tapegrad/torch <= 1.5", "torch", r, lambda v: v is not None and v <= 1.5)
@@ -136,19 +151,19 @@ def evaluate(rows, floor_gflops):
             else:
                 r = _fastest(row, ("jax", "tensorflow"))
                 add(row, "tapegrad/fastest of jax, tf <= 1.0", None, r,
-                    lambda v: v is not None and v <= 1.0)
+                    lambda v: v is not None and v <= 1.0, ("jax", "tensorflow"))
         if row.workload == "W10":
             r = _fastest(row, ("jax", "tensorflow"))
             sweep.append(r)
             add(row, "tapegrad/fastest of jax, tf <= 1.25", None, r,
-                lambda v: v is not None and v <= 1.25)
+                lambda v: v is not None and v <= 1.25, ("jax", "tensorflow"))
         if row.workload == "W3":
             pct = floor_pct(row, "tapegrad", floor_gflops)
             add(row, ">= 50% of matmul floor", None, pct, lambda v: v is not None and v >= 50.0)
     if sweep and all(v is not None for v in sweep):
         gm = statistics.geometric_mean(sweep)
         out.append({"row": "W10 (all shapes)", "target": "geometric mean <= 0.8", "value": gm,
-                    "status": "PASS" if gm <= 0.8 else "FAIL", "why": ""})
+                    "status": "PASS" if gm <= 0.8 else "FAIL", "why": "", "rounds": None})
     return out
 
 
@@ -156,3 +171,13 @@ def _fastest(row, peers):
     """tapegrad / the fastest of ``peers`` (the largest of the ratios), or None."""
     rs = [r for r in (ratio(row, p) for p in peers) if r is not None]
     return max(rs) if rs else None
+
+
+def rounds_range(row, peers):
+    """(lowest, highest) per-round ratio against the fastest of ``peers`` (the one with the
+    largest ratio), or None without paired rounds: how far one round's ratio strays."""
+    rated = [(ratio(row, p), p) for p in peers if ratio(row, p) is not None]
+    if not rated:
+        return None
+    rounds = paired(row, max(rated)[1])
+    return (min(rounds), max(rounds)) if rounds else None
