@@ -13,7 +13,9 @@ called through its ``impl``.
 
 Faster NumPy forms: an elementwise ufunc whose input is a temporary that dies there (and that
 no live view shares) writes into it instead of allocating (passed positionally, the
-fastest form: ``np.tanh(t1, t1)``); one whose new output is very large writes into recycled
+fastest form: ``np.tanh(t1, t1)``); otherwise a ufunc or 2-D matmul writes into the buffer of
+the temporary of its shape that died last, the hottest in cache (``trace/reuse.py``); one
+whose new output is very large writes into recycled
 memory (``out=recycled(shape, dtype)``,
 ``util/buffers.py``). The derivative rules already reuse saved outputs (``1 - y*y`` for tanh), so the generated code does too. A chain of
 large intermediates along a batch axis (a batched matmul, elementwise ops, a matmul that shrinks
@@ -54,11 +56,11 @@ import weakref
 
 import numpy as np
 
-from tapegrad.primitives.shape import reshape_p
 from tapegrad.trace.blocking import Region, regions, render_region, schedule
-from tapegrad.trace.emit_forms import fast_form, out_arg, ufunc_of
+from tapegrad.trace.emit_forms import fast_form, matmul_into, out_arg, ufunc_of
 from tapegrad.trace.fusion import Chain, fused_order, render_chain, stacked
 from tapegrad.trace.lanes import Group, joined, render_group
+from tapegrad.trace.reuse import MATMUL, plan
 from tapegrad.ir.core import NameGen, frozen_array
 from tapegrad.ir.names import line_values, usable, value_names
 from tapegrad.util import buffers
@@ -316,48 +318,6 @@ def _source_comments(program, ren):
     return out
 
 
-def _buffers(program, ren):
-    """For each equation index, the input name whose dead buffer can take the output."""
-    fresh_roots, roots, last = set(), {}, {}
-    whole = {}  # a reshape of a fresh buffer (the whole of it) -> that buffer
-    for i, e in enumerate(program.equations):
-        for v in e.inputs:
-            for r in roots.get(v.name, ()):
-                last[r] = i
-        if e.prim.fresh or ufunc_of(e.prim) is not None:
-            for v in e.outs:
-                roots[v.name] = (v.name,)
-                if v.ndim:
-                    fresh_roots.add(v.name)
-        else:  # a view or alias: it keeps every input's buffer alive
-            rs = tuple({r for v in e.inputs for r in roots.get(v.name, ())})
-            for v in e.outs:
-                roots[v.name] = rs
-            if e.prim is reshape_p and e.out.ndim:
-                src = e.inputs[0].name
-                root = src if src in fresh_roots else whole.get(src)
-                if root is not None:
-                    whole[e.out.name] = root
-    for v in list(program.outputs) + [v for _, v in program.updates]:
-        for r in roots.get(v.name, ()):
-            last[r] = len(program.equations)
-    reuse = {}
-    for i, e in enumerate(program.equations):
-        ufunc = ufunc_of(e.prim)
-        if ufunc is None or len(e.outs) != 1:
-            continue
-        out = e.out
-        for v in e.inputs:
-            # a dead fresh buffer, or a reshape that covers all of one (a reshape of a
-            # contiguous array is a view of it; of any other, a copy: both are safe to fill)
-            root = v.name if v.name in fresh_roots else whole.get(v.name)
-            if root is not None and last.get(root) == i and \
-                    (v.shape, v.dtype) == (out.shape, out.dtype):
-                reuse[i] = (ufunc, ren[v.name])
-                break
-    return reuse
-
-
 def _recycles(e):
     """Whether a ufunc's new output is large enough to be worth recycled memory
     (``util/buffers.py``: a fresh block of this size page-faults on first touch)."""
@@ -410,11 +370,12 @@ def generate(program, fn_name=None):
     flat = [k for item in order for k in (item.eqs if isinstance(item, Region) else [item])]
     # out= reuse is decided on the order the code runs in: a loop runs where its last equation
     # was, a fused chain or group of lanes where it is placed, reading all its inputs there
-    reuse = _buffers(program.replace(equations=tuple(
-        k.pseudo(program) if isinstance(k, (Chain, Group)) else eqs[k] for k in flat)), ren)
-    gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
     pos = {k: i for i, k in enumerate(flat) if isinstance(k, int)}
     made_by = {v.name: e for e in eqs for v in e.outs}
+    reuse = plan(program.replace(equations=tuple(
+        k.pseudo(program) if isinstance(k, (Chain, Group)) else eqs[k] for k in flat)), ren,
+        {pos[k] for k in order if isinstance(k, int)}, made_by)
+    gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
     comments = _source_comments(program, ren)
     for item in order:
         first = item.eqs[0] if isinstance(item, Region) else \
@@ -433,7 +394,9 @@ def generate(program, fn_name=None):
             continue
         i, e = pos[item], eqs[item]
         names = [ren[v.name] for v in e.inputs]
-        if i in reuse:
+        if i in reuse and reuse[i][0] is MATMUL:
+            expr = matmul_into(e, made_by, ren, reuse[i][1])
+        elif i in reuse:
             ufunc, buf = reuse[i]
             expr = f"np.{ufunc.__name__}({', '.join(names)}, {out_arg(ufunc, buf)})"
         elif recycle and _recycles(e):

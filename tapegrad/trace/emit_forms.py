@@ -102,3 +102,15 @@ def _matmul_form(e, made_by, ren):
         # the eager rule copies whatever is not C-contiguous; this is a no-op where b is
         return f"{ren[a.name]} @ np.ascontiguousarray({ren[b.name]})  # matmul, W.T copied"
     return None
+
+
+def matmul_into(e, made_by, ren, buf):
+    """A 2-D matmul writing into the dead C-contiguous buffer ``buf`` (``trace/reuse.py``):
+    the forms of ``_matmul_form`` with an output, the same BLAS call or broadcast multiply."""
+    a, b = (ren[v.name] for v in e.inputs)
+    if linalg.outer_product(*e.inputs):
+        return f"np.multiply({a}, {b}, {buf})  # matmul with inner size 1: an outer product"
+    t = made_by.get(e.inputs[1].name)
+    if t is not None and t.prim is transpose_p and linalg.small_matrix(e.inputs[1]):
+        return f"np.matmul({a}, np.ascontiguousarray({b}), out={buf})  # matmul, W.T copied"
+    return f"np.matmul({a}, {b}, out={buf})"

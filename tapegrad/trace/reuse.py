@@ -1,0 +1,134 @@
+"""Which dead buffer each equation of generated code writes its result into.
+
+A NumPy call that allocates its result gets memory nobody touched for a while: on a step
+whose temporaries outgrow the L2 cache (W9P's PINN step: ~190 arrays of 256 KB) every such
+result is written to cold memory, and an elementwise multiply of 2,048 x 32 float32 takes
+~19 us instead of the ~9 us it takes into a buffer that was just read. Generated code keeps
+every temporary alive until it returns (they are locals), so nothing is ever hot again.
+
+``plan`` therefore gives each equation's result, where it can, the buffer of a temporary
+that has died, in this order:
+
+1. an input that dies at this equation (an elementwise ufunc reads each element before it
+   writes it: ``np.tanh(t1, t1)``);
+2. otherwise the buffer that died most recently among those of the same shape and dtype
+   (last in, first out: the hottest), for a ufunc (``np.multiply(a, b, t7)``) or a 2-D
+   matmul (``np.matmul(a, b, out=t7)``, only into a buffer known to be C-contiguous: a
+   BLAS call writes the same numbers there as into a new array; any other layout would
+   send NumPy to its own loop).
+
+A buffer is free once the last use of its value and of every view of it has run and it is
+no output; only buffers that plain equations allocated are handed on (never a loop's block,
+a fused chain's or a lane group's result), and a buffer handed on is free again only when
+its new value dies. The numbers are those of the allocating form: the same ufunc loop or
+the same BLAS call, into memory of the same shape, dtype and (for matmul) layout.
+"""
+from tapegrad.primitives import linalg
+from tapegrad.primitives.shape import reshape_p, transpose_p
+from tapegrad.trace.emit_forms import ufunc_of
+
+MATMUL = "matmul"  # the kind of a planned matmul (a ufunc names its own kind)
+
+
+def matmul_into_ok(e, made_by):
+    """Whether a 2-D matmul can write into a dead buffer (``emit_forms.matmul_into``): two
+    float matrices of one dtype, and not the transposed form ``(W @ g.T).T``, whose result
+    is a view."""
+    if e.prim is not linalg.matmul_p or len(e.inputs) != 2:
+        return False
+    a, b = e.inputs
+    if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.dtype.kind != "f":
+        return False
+    t = made_by.get(b.name)
+    return not (t is not None and t.prim is transpose_p and t.inputs[0].ndim == 2
+                and linalg.few_rows_large_matrix(a, b))
+
+
+def plan(program, ren, plain, made_by):
+    """``{equation index: (kind, buffer name)}``: the equations that write into a dead buffer.
+
+    ``program``: the equations in the order the code runs them; ``ren``: value -> name in
+    the code; ``plain``: the indices emitted as one line each (not inside a loop, a fused
+    chain or a lane group); ``made_by``: value name -> the equation making it (for the
+    matmul forms). ``kind`` is the ufunc, or ``MATMUL``.
+    """
+    eqs = program.equations
+    fresh_roots, roots, last = set(), {}, {}
+    whole = {}  # a reshape of a fresh buffer (the whole of it) -> that buffer
+    for i, e in enumerate(eqs):
+        for v in e.inputs:
+            for r in roots.get(v.name, ()):
+                last[r] = i
+        if e.prim.fresh or ufunc_of(e.prim) is not None:
+            for v in e.outs:
+                roots[v.name] = (v.name,)
+                if v.ndim:
+                    fresh_roots.add(v.name)
+        else:  # a view or alias: it keeps every input's buffer alive
+            rs = tuple({r for v in e.inputs for r in roots.get(v.name, ())})
+            for v in e.outs:
+                roots[v.name] = rs
+            if e.prim is reshape_p and e.out.ndim:
+                src = e.inputs[0].name
+                root = src if src in fresh_roots else whole.get(src)
+                if root is not None:
+                    whole[e.out.name] = root
+    for v in list(program.outputs) + [v for _, v in program.updates]:
+        for r in roots.get(v.name, ()):
+            last[r] = len(eqs)
+    dies = {}
+    for r, i in last.items():
+        dies.setdefault(i, []).append(r)
+    reuse = {}
+    owned = {}    # root -> (C-contiguous?, (shape, dtype)), for buffers plain code made
+    handed = set()  # roots whose buffer a later value took over
+    pool = {}     # (shape, dtype) -> free roots, the most recently dead last
+    for i, e in enumerate(eqs):
+        ufunc = ufunc_of(e.prim)
+        kind = ufunc if ufunc is not None else \
+            MATMUL if i in plain and matmul_into_ok(e, made_by) else None
+        if kind is not None and len(e.outs) == 1 and not e.out.dtype.hasobject:
+            out = e.out
+            key = (tuple(out.shape), out.dtype)
+            got = None
+            if ufunc is not None:
+                for v in e.inputs:
+                    # a dead fresh buffer, or a reshape that covers all of one (a reshape of
+                    # a contiguous array is a view of it; of any other, a copy: both are
+                    # safe to fill)
+                    root = v.name if v.name in fresh_roots else whole.get(v.name)
+                    if root is not None and last.get(root) == i and \
+                            (v.shape, v.dtype) == (out.shape, out.dtype):
+                        got, name = root, v.name
+                        break
+            if got is None and i in plain and out.ndim:
+                # a C-contiguous result (every matmul's, most ufuncs') goes into a buffer of
+                # that layout only: a matmul's numbers need it, a ufunc's speed does
+                c_order = _allocates_c_order(e, kind, owned)
+                free = pool.get(key, ())
+                for k in range(len(free) - 1, -1, -1):
+                    if owned[free[k]][0] or not c_order:
+                        got = name = free.pop(k)
+                        break
+            if got is not None:
+                reuse[i] = (kind, ren[name])
+                handed.add(got)
+                if got in owned and i in plain:  # (a reshape of a contiguous buffer is one)
+                    owned[out.name] = (owned[got][0], key)
+            elif i in plain and out.ndim:
+                owned[out.name] = (_allocates_c_order(e, kind, owned), key)
+        for r in dies.get(i, ()):
+            if r in owned and r not in handed:
+                pool.setdefault(owned[r][1], []).append(r)
+    return reuse
+
+
+def _allocates_c_order(e, kind, owned):
+    """Whether the new array ``e``'s line allocates is known to be C-contiguous: a
+    matmul's always is; a ufunc's is where its inputs of the result's shape are all
+    C-contiguous buffers of plain code (at least one; the others broadcast: NumPy's
+    ``order='K'`` then follows those)."""
+    if kind is MATMUL:
+        return True
+    full = [v for v in e.inputs if v.size == e.out.size and v.ndim == e.out.ndim]
+    return bool(full) and all(v.name in owned and owned[v.name][0] for v in full)
