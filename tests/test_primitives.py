@@ -221,6 +221,9 @@ SPECS = {
     "rsqrt": unary("rsqrt", Pos),
     "square": unary("square"),
     "reciprocal": unary("reciprocal", Away),
+    "sqrt_grad": binary("sqrt_grad", Pos, R),
+    "rsqrt_grad": binary("rsqrt_grad", Pos, R),
+    "reciprocal_grad": binary("reciprocal_grad", Away, R),
     # trigonometric and hyperbolic
     "sin": unary("sin"),
     "cos": unary("cos"),
@@ -236,6 +239,8 @@ SPECS = {
     "softplus": unary("softplus") + [Case(prim_fn("softplus"), [Rng(-30, 30, 5)],
                                           label="wide")],
     "relu": unary("relu", Away),
+    "relu6": [Case(prim_fn("relu6"), [Rng(lo, hi, 2, 3)], label=f"{lo}..{hi}")
+              for lo, hi in ((-3.0, -0.5), (0.5, 5.5), (6.5, 9.0))],
     "abs": unary("abs", Away),
     "erf": unary("erf"),
     # complex parts on real inputs (complex values: tests/test_complex.py, against TF)
@@ -248,7 +253,7 @@ SPECS = {
         Case(prim_fn("where"), [Bool(3), R(2, 3), R(2, 1)], label="broadcast y"),
     ],
     # no gradient
-    "sign": nondiff_unary("sign"),
+    "sign": unary("sign", Away),
     "floor": nondiff_unary("floor"),
     "ceil": nondiff_unary("ceil"),
     "round": nondiff_unary("round"),

@@ -69,9 +69,10 @@ def log_softmax(x, axis=-1):
 
 
 def elu(x, alpha=1.0):
+    """``tf.nn.elu``, its negative branch scaled by ``alpha`` as Keras does."""
     x = _t(x)
-    return tf.nn.elu(x) if alpha == 1.0 else tf.where(x > 0, x, alpha * tf.math.expm1(
-        tf.minimum(x, 0.0)))
+    y = tf.nn.elu(x)
+    return y if alpha == 1.0 else tf.where(x > 0, y, alpha * y)
 
 
 def selu(x):

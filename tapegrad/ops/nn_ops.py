@@ -27,22 +27,26 @@ def relu(features, name=None):
 
 
 def relu6(features, name=None):
-    """min(max(x, 0), 6); the gradient is 1 strictly between 0 and 6 (0 at both ends, as TF)."""
-    x = tensor(features)
-    return math_ops.where(x < 6.0, relu(x), 6.0)
+    """min(max(x, 0), 6); the gradient is 1 strictly between 0 and 6 (0 at both ends, as TF).
+
+    >>> import tapegrad as tf
+    >>> tf.nn.relu6([-1.0, 3.0, 9.0]).numpy().tolist()
+    [0.0, 3.0, 6.0]
+    """
+    return bind(elementwise.relu6_p, tensor(features))
 
 
 def elu(features, name=None):
-    """x for x > 0, else exp(x) - 1."""
+    """exp(x) - 1 for x < 0, else x (TensorFlow's branch: at 0 and at NaN the linear one)."""
     x = tensor(features)
-    return math_ops.where(x > 0, x, math_ops.expm1(math_ops.minimum(x, 0.0)))
+    return math_ops.where(x < 0, math_ops.expm1(math_ops.minimum(x, 0.0)), x)
 
 
 def selu(features, name=None):
-    """Scaled ELU with the self-normalising constants."""
+    """Scaled ELU with the self-normalising constants (the exponential branch for x < 0)."""
     alpha, scale = 1.6732632423543772, 1.0507009873554805
     x = tensor(features)
-    return scale * math_ops.where(x > 0, x, alpha * math_ops.expm1(math_ops.minimum(x, 0.0)))
+    return scale * math_ops.where(x < 0, alpha * math_ops.expm1(math_ops.minimum(x, 0.0)), x)
 
 
 def leaky_relu(features, alpha=0.2, name=None):

@@ -94,6 +94,8 @@ sign, sigmoid, floor = _unary("sign"), _unary("sigmoid"), _unary("floor")
 square = _unary("square")
 pow, floormod, equal = _binary("pow"), _binary("mod"), _binary("equal")
 logical_and, multiply = _binary("logical_and"), _binary("mul")
+sqrt_grad, rsqrt_grad = _binary("sqrt_grad"), _binary("rsqrt_grad")
+reciprocal_grad = _binary("reciprocal_grad")
 
 
 def integer_pow(x, y):

@@ -10,8 +10,8 @@ import operator
 import numpy as np
 
 from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer_pow, log,
-    logical_and, multiply, ones_like, pow, rsqrt, sigmoid, sign, sin, sinh, square, times,
-    where, zeros_like)
+    logical_and, multiply, ones_like, pow, reciprocal_grad, rsqrt, rsqrt_grad, sigmoid, sign,
+    sin, sinh, sqrt_grad, square, times, where, zeros_like)
 from tapegrad.primitives.families import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.tensor import Tensor
@@ -99,6 +99,12 @@ def _relu(x):
     return xp.maximum(x, xp.zeros((), _require(x, "iuf", _RELU_NAMES, "Relu")))
 
 
+def _relu6(x):
+    """min(max(x, 0), 6): NaN stays NaN, as TensorFlow's Relu6 (a select on x < 6 would give 6)."""
+    d = _require(x, "iuf", _RELU_NAMES, "Relu6")
+    return xp.minimum(xp.maximum(x, xp.zeros((), d)), xp.asarray(6, d))
+
+
 def _erf_dtype(d):
     if d.kind == "c":  # SciPy would take complex numbers; the fallback without it would not
         raise TypeError("erf: complex inputs are not supported")
@@ -154,6 +160,13 @@ def _mask(cond, like):
     return cast(cond, like.dtype)
 
 
+def _select(cond, g):
+    """``g`` where ``cond``, else 0: a select, so a NaN or inf cotangent does not leak into
+    the branch that was not taken (``g * mask`` would give ``inf * 0 = NaN``), as in
+    TensorFlow's maximum, minimum and clip gradients."""
+    return where(cond, g, 0.0)
+
+
 # Arithmetic uses Python's operators rather than the ufuncs: identical on arrays, and ten
 # times faster on the NumPy scalars that scalar code (the README's x ** 3) produces.
 # fmt: off
@@ -202,13 +215,14 @@ integer_pow_p = Primitive(
 atan2_p = binary("atan2", xp.arctan2,
                  lambda g, ans, y, x: g * x / (x * x + y * y),
                  lambda g, ans, y, x: -g * y / (x * x + y * y))
-# TensorFlow sends the whole gradient to x when x == y.
+# As TensorFlow: the whole gradient goes to x where x >= y (x <= y for minimum), to y
+# everywhere else (NaN included), by a select.
 maximum_p = binary("maximum", xp.maximum,
-                   lambda g, ans, x, y: g * _mask(x >= y, g),
-                   lambda g, ans, x, y: g * _mask(x < y, g))
+                   lambda g, ans, x, y: _select(x >= y, g),
+                   lambda g, ans, x, y: where(x >= y, 0.0, g))
 minimum_p = binary("minimum", xp.minimum,
-                   lambda g, ans, x, y: g * _mask(x <= y, g),
-                   lambda g, ans, x, y: g * _mask(x > y, g))
+                   lambda g, ans, x, y: _select(x <= y, g),
+                   lambda g, ans, x, y: where(x <= y, 0.0, g))
 mod_p   = binary("mod", _mod,
                  lambda g, ans, x, y: g,
                  lambda g, ans, x, y: -g * floor(x / y), emit="_mod({0}, {1})",
@@ -219,12 +233,52 @@ exp_p   = unary("exp", xp.exp, lambda g, ans, x: g * ans, complex="holomorphic")
 log_p   = unary("log", xp.log, lambda g, ans, x: g / x, complex="holomorphic")
 log1p_p = unary("log1p", xp.log1p, lambda g, ans, x: g / (1 + x), complex="holomorphic")
 expm1_p = unary("expm1", xp.expm1, lambda g, ans, x: g * (ans + 1), complex="holomorphic")
-sqrt_p  = unary("sqrt", xp.sqrt, lambda g, ans, x: g / (2 * ans), complex="holomorphic")
-rsqrt_p = unary("rsqrt", _rsqrt, lambda g, ans, x: -0.5 * g * ans / x, emit="1 / np.sqrt({0})",
+sqrt_p  = unary("sqrt", xp.sqrt, lambda g, ans, x: sqrt_grad(ans, g), complex="holomorphic")
+rsqrt_p = unary("rsqrt", _rsqrt, lambda g, ans, x: rsqrt_grad(ans, g), emit="1 / np.sqrt({0})",
                 dtype=ufunc_dtype(np.sqrt), fresh=True, complex="holomorphic")
 square_p = unary("square", xp.square, lambda g, ans, x: g * 2 * x, complex="holomorphic")
-reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: -g * ans * ans,
+reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: reciprocal_grad(ans, g),
                      complex="holomorphic")
+
+
+# ---- the gradients of sqrt, rsqrt and reciprocal, as TensorFlow's SqrtGrad, RsqrtGrad and
+# ReciprocalGrad: functions of the output y and the cotangent dy that are 0 wherever dy is 0,
+# also at y = 0 or inf where the formula is 0 * inf, so that a masked-out sqrt(0) (a distance
+# on a diagonal, the norm of a padded row) does not make the gradient NaN. They are
+# primitives, not a select after the formula: a select would cut the derivative with respect
+# to dy where dy is 0, and their own rules are TensorFlow's second-order ones.
+def _ct_zero_gives_zero(dy, v):
+    return xp.where(dy == 0, xp.zeros((), v.dtype), v)
+
+
+def _sqrt_grad(y, dy):
+    return _ct_zero_gives_zero(dy, dy / (2 * y))
+
+
+def _rsqrt_grad(y, dy):
+    return _ct_zero_gives_zero(dy, -0.5 * (dy * y) * (y * y))
+
+
+def _reciprocal_grad(y, dy):
+    return _ct_zero_gives_zero(dy, -dy * y * y)
+
+
+_GRAD_DTYPE = ufunc_dtype(np.true_divide)
+sqrt_grad_p = binary("sqrt_grad", _sqrt_grad,
+                     lambda g, ans, y, dy: -(g / y) * ans,
+                     lambda g, ans, y, dy: sqrt_grad(y, g),
+                     emit="_sqrt_grad({0}, {1})", dtype=_GRAD_DTYPE, fresh=True,
+                     complex="holomorphic")
+rsqrt_grad_p = binary("rsqrt_grad", _rsqrt_grad,
+                      lambda g, ans, y, dy: -1.5 * g * dy * (y * y),
+                      lambda g, ans, y, dy: rsqrt_grad(y, g),
+                      emit="_rsqrt_grad({0}, {1})", dtype=_GRAD_DTYPE, fresh=True,
+                      complex="holomorphic")
+reciprocal_grad_p = binary("reciprocal_grad", _reciprocal_grad,
+                           lambda g, ans, y, dy: g * -2.0 * dy * y,
+                           lambda g, ans, y, dy: reciprocal_grad(y, g),
+                           emit="_reciprocal_grad({0}, {1})", dtype=_GRAD_DTYPE, fresh=True,
+                           complex="holomorphic")
 
 # ---- derivatives that are functions of the output (derived once per output: memo.py) -----
 def _square(y):
@@ -266,6 +320,12 @@ softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * sigmoid(x),
 relu_p     = unary("relu", _relu, lambda g, ans, x: g * _mask(x > 0, g),
                    emit="np.maximum({0}, 0)", dtype=_relu_dtype, fresh=True)
 abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * sign(x), jvp=_abs_jvp, complex="own")
+# sign's derivative is 0, and connected (TensorFlow's SignGrad): the gradient of sign(x) is
+# zeros, not None, so abs and anything else built on sign differentiate twice to zeros.
+sign_p     = unary("sign", xp.sign, lambda g, ans, x: zeros_like(g), emit="np.sign({0})",
+                   complex="own")
+relu6_p    = unary("relu6", _relu6, lambda g, ans, x: g * _mask(logical_and(x > 0, x < 6), g),
+                   emit="_relu6({0})", dtype=_relu_dtype, fresh=True)
 erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
                    emit="_erf({0})", dtype=_erf_dtype, fresh=True)
 
@@ -284,7 +344,6 @@ where_p = Primitive(
     complex="real_linear")
 
 # ---- no gradient --------------------------------------------------------------------------
-sign_p     = nondiff("sign", xp.sign, 1, emit="np.sign({0})", batch="elementwise")
 floor_p    = nondiff("floor", xp.floor, 1, emit="np.floor({0})", batch="elementwise")
 ceil_p     = nondiff("ceil", xp.ceil, 1, emit="np.ceil({0})", batch="elementwise")
 round_p    = nondiff("round", xp.rint, 1, emit="np.rint({0})", batch="elementwise")

@@ -162,10 +162,11 @@ def unary(name, impl, vjp, *, emit=None, jvp=None, dtype=None, fresh=False, iden
                      elementwise=True, identities=identities, complex=complex)
 
 
-def binary(name, impl, vjp_x, vjp_y, *, emit=None, dtype=None, identities=None, complex=None):
+def binary(name, impl, vjp_x, vjp_y, *, emit=None, dtype=None, identities=None, complex=None,
+           fresh=False):
     """An elementwise primitive of two inputs; each VJP rule also serves as its JVP."""
     impl = _recycling_impl(name, impl)
-    return Primitive(name, impl, nin=2, vjp=(vjp_x, vjp_y), jvp=(vjp_x, vjp_y),
+    return Primitive(name, impl, nin=2, vjp=(vjp_x, vjp_y), jvp=(vjp_x, vjp_y), fresh=fresh,
                      emit=emit or f"np.{impl.__name__}({{0}}, {{1}})",
                      abstract=_ufunc_rule(name, impl, dtype), batch=elementwise_batch(name),
                      elementwise=True, identities=identities, complex=complex)
