@@ -247,23 +247,35 @@ reciprocal_p = unary("reciprocal", xp.reciprocal, lambda g, ans, x: reciprocal_g
 # on a diagonal, the norm of a padded row) does not make the gradient NaN. They are
 # primitives, not a select after the formula: a select would cut the derivative with respect
 # to dy where dy is 0, and their own rules are TensorFlow's second-order ones.
+def _grad_dtype(*dtypes):
+    return np.result_type(*dtypes, np.float16)  # floats keep theirs; ints and bools: a float
+
+
 def _ct_zero_gives_zero(dy, v):
     return xp.where(dy == 0, xp.zeros((), v.dtype), v)
 
 
+def _floats(y, dy):
+    d = _grad_dtype(np.result_type(y), np.result_type(dy))
+    return xp.asarray(y, dtype=d), xp.asarray(dy, dtype=d)
+
+
 def _sqrt_grad(y, dy):
+    y, dy = _floats(y, dy)
     return _ct_zero_gives_zero(dy, dy / (2 * y))
 
 
 def _rsqrt_grad(y, dy):
+    y, dy = _floats(y, dy)
     return _ct_zero_gives_zero(dy, -0.5 * (dy * y) * (y * y))
 
 
 def _reciprocal_grad(y, dy):
+    y, dy = _floats(y, dy)
     return _ct_zero_gives_zero(dy, -dy * y * y)
 
 
-_GRAD_DTYPE = ufunc_dtype(np.true_divide)
+_GRAD_DTYPE = _grad_dtype
 sqrt_grad_p = binary("sqrt_grad", _sqrt_grad,
                      lambda g, ans, y, dy: -(g / y) * ans,
                      lambda g, ans, y, dy: sqrt_grad(y, g),
