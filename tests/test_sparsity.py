@@ -5,7 +5,9 @@ import pytest
 import tapegrad as tf
 from _reference import rosenbrock
 from tapegrad.ir import check
+from tapegrad.primitives.shape import _index_add
 from tapegrad.sparsity import colouring
+from tapegrad.testing import assert_same_bits
 
 
 def _x(n, seed=0):
@@ -257,3 +259,27 @@ def test_non_finite_inputs_reach_no_entry_of_a_compressed_hessian(where):
             np.testing.assert_array_equal(got[on], dense[on])  # NaN where NaN
             assert (got[~on] == 0).all()  # exact zeros off the pattern (dense: NaN there)
     assert np.isnan(dense[~on]).any()
+
+
+@pytest.mark.parametrize("key, shape", [
+    ((np.array([[0, 1], [2, 3]]), np.array([[1, 0], [-1, 2]])), (4, 4)),  # a plan's (rows, cols)
+    ((np.array([0, -2], np.int32), np.uint8(2)), (5, 3)),   # ints, negative, other int types
+    ((np.array([[0], [2]]), np.array([[0, 1, 2]])), (3, 3)),  # broadcast: no flat positions
+    ((np.array([0, 0]), np.array([1, 1])), (2, 2)),           # an element named twice: summed
+    ((slice(None), np.array([0, 2])), (2, 3)),                # a slice: NumPy's assignment
+])
+def test_scatter_through_integer_arrays_assigns_what_numpy_assigns(key, shape):
+    # compressed plans scatter through one raveled index (2-4x faster than several arrays)
+    g = np.random.default_rng(0).normal(size=np.zeros(shape)[key].shape)
+    g.flat[0], g.flat[-1] = -0.0, np.nan
+    want = np.zeros(shape)
+    count = np.zeros(shape, int)
+    np.add.at(count, key, 1)
+    if count.max() > 1:
+        np.add.at(want, key, g)
+    else:
+        want[key] = g
+    for _ in range(2):  # the first call works out (and caches) the plan, the second uses it
+        assert_same_bits(_index_add(g, key, shape), want)
+    with pytest.raises(IndexError):
+        _index_add(g, tuple(k + 10 if isinstance(k, np.ndarray) else k for k in key), shape)

@@ -122,7 +122,7 @@ def _matmul_vjp_b(g, ans, a, b):
 def _matmul(a, b):
     if a.ndim == 2 and b.ndim == 2:
         if few_rows_large_matrix(a, b) and b.flags.f_contiguous and not b.flags.c_contiguous:
-            return (b.T @ a.T).T
+            return xp.ascontiguousarray((b.T @ a.T).T)
         if outer_product(a, b):
             return a * b
         if small_matrix(b) and not b.flags.c_contiguous:
@@ -135,7 +135,10 @@ def _matmul(a, b):
 def few_rows_large_matrix(a, b):
     """A few rows times a large matrix. When that matrix is a transposed view (the backward
     pass of a dense layer: g @ W.T), OpenBLAS computes (W @ g.T).T up to twice as fast: W is
-    read contiguously. Small W gain nothing, and the transposed result slows what follows."""
+    read contiguously. Small W gain nothing. The transposed result is copied into C order
+    at once: what follows it (the activation's derivative times it, the bias gradient's row
+    sums) runs on C-ordered operands, and on an F-ordered one it took 4-15x as long as the
+    copy (float32, widths 256-1,024, one thread)."""
     return 1 < a.shape[0] <= 128 and min(b.shape) >= 128
 
 

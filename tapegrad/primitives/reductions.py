@@ -172,6 +172,8 @@ def _sum(x, axis, keepdims):
 
 
 # fmt: off
+# maximum.reduce and minimum.reduce are np.max and np.min without their Python wrapper
+# (the same ufunc loop, ~4 us less per call on NumPy 2.4)
 reduce_sum_p = _reduction(
     "reduce_sum", _sum,
     vjp=lambda g, ans, x, *, axis, keepdims: _expand(g, x, axis, keepdims),
@@ -180,20 +182,20 @@ reduce_sum_p = _reduction(
     identities=identities.reduce_sum, complex="real_linear")
 
 reduce_max_p = _reduction(
-    "reduce_max", lambda x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),
+    "reduce_max", lambda x, axis, keepdims: xp.maximum.reduce(x, axis=axis, keepdims=keepdims),
     vjp=lambda g, ans, x, *, axis, keepdims:
         _expand(g, x, axis, keepdims) * _argmax_mask(x, ans, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims:
         reduce_sum(t * _argmax_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims),
-    emit="np.max({0}, axis={axis}, keepdims={keepdims})", identity=False)
+    emit="np.maximum.reduce({0}, axis={axis}, keepdims={keepdims})", identity=False)
 
 reduce_min_p = _reduction(
-    "reduce_min", lambda x, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims),
+    "reduce_min", lambda x, axis, keepdims: xp.minimum.reduce(x, axis=axis, keepdims=keepdims),
     vjp=lambda g, ans, x, *, axis, keepdims:
         _expand(g, x, axis, keepdims) * _argmax_mask(x, ans, axis, keepdims),
     jvp=lambda t, ans, x, *, axis, keepdims:
         reduce_sum(t * _argmax_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims),
-    emit="np.min({0}, axis={axis}, keepdims={keepdims})", identity=False)
+    emit="np.minimum.reduce({0}, axis={axis}, keepdims={keepdims})", identity=False)
 
 reduce_prod_p = _reduction(
     "reduce_prod", lambda x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims,

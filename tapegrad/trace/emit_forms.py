@@ -83,7 +83,8 @@ def _matmul_form(e, made_by, ren):
     """A faster NumPy form of a 2-D ``matmul`` where OpenBLAS has one, else None.
 
     - inner size 1 (an outer product): a broadcast multiply;
-    - a few rows times a large transposed matrix (``g @ W.T``): ``(W @ g.T).T``;
+    - a few rows times a large transposed matrix (``g @ W.T``): ``(W @ g.T).T``, copied
+      into C order;
     - a small transposed matrix: copied into C order first.
     The tests, and why, are ``primitives/linalg``'s, shared with the eager implementation.
     """
@@ -97,7 +98,8 @@ def _matmul_form(e, made_by, ren):
     t = made_by.get(b.name)
     if t is not None and t.prim is transpose_p and t.inputs[0].ndim == 2 \
             and linalg.few_rows_large_matrix(a, b):
-        return f"({ren[t.inputs[0].name]} @ {ren[a.name]}.T).T  # matmul, W read contiguously"
+        return (f"np.ascontiguousarray(({ren[t.inputs[0].name]} @ {ren[a.name]}.T).T)"
+                "  # matmul, W read contiguously")
     if t is not None and t.prim is transpose_p and linalg.small_matrix(b):
         # the eager rule copies whatever is not C-contiguous; this is a no-op where b is
         return f"{ren[a.name]} @ np.ascontiguousarray({ren[b.name]})  # matmul, W.T copied"
