@@ -501,3 +501,20 @@ def test_a_matrix_transpose_output_is_a_view_as_before():
     out = fn(x)
     assert out.base is x or np.shares_memory(out, x)  # the same view np.transpose gives
     np.testing.assert_array_equal(out, x.T)
+
+
+def test_generated_code_reads_numpy_from_a_plain_module_with_numpy_s_objects():
+    """``np`` in generated code has no module ``__getattr__`` (so CPython specialises
+    ``np.sin``), holds NumPy's own objects, gets a lazily served name when code first uses
+    it, and lacks what NumPy lacks."""
+    from tapegrad.trace import codegen
+
+    f = tf.function(lambda x: tf.sin(x) * 2.0)
+    fn = f.get_concrete_function(tf.zeros([3]))._fn
+    ns_np = fn.__globals__["np"]
+    assert "__getattr__" not in vars(ns_np) and "__getattr__" in vars(np)
+    assert ns_np.sin is np.sin and ns_np.ndarray is np.ndarray
+    vars(codegen._NP).pop("testing", None)  # as if NumPy had not loaded it yet
+    codegen._numpy_names("t = np.testing.assert_array_equal\nu = np.no_such_name_here\n")
+    assert codegen._NP.testing is np.testing
+    assert not hasattr(codegen._NP, "no_such_name_here")

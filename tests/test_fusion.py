@@ -261,3 +261,47 @@ def test_arguments_named_like_the_helpers_turn_fusion_off():
         with np.errstate(all="ignore"):
             want = evaluate(program, [tf.constant(x) for x in xs])[0][0].numpy()
             assert_same_bits(fn(*xs), want)
+
+
+def test_stacks_that_share_arrays_are_slices_of_one():
+    """W6's program: the ``exp`` rows and the ``cos`` inputs are 20 arrays each, 19 of them
+    the same: one stack of 21, read through two slices (same bits, NaN, inf and -0.0)."""
+    cf = chain_gradient(100, 16)
+    src = cf.source()
+    assert src.count("stacked((") == 2 and "_stack0[0:20]" in src and "_stack0[1:21]" in src
+    for seed in range(3):
+        x = special((16,), "float32", seed) * 0.5
+        with np.errstate(all="ignore"):
+            want = evaluate(cf.program, [tf.constant(x)])[0][0].numpy()
+            assert_same_bits(cf(tf.constant(x)).numpy(), want)
+
+
+@pytest.mark.parametrize("seqs, stacks, windows", [
+    ([list("abc"), list("bcd")], [list("abcd")], [(0, 0), (0, 1)]),      # end overlaps start
+    ([list("bcd"), list("abc")], [list("abcd")], [(0, 1), (0, 0)]),      # start overlaps end
+    ([list("abcd"), list("bc")], [list("abcd")], [(0, 0), (0, 1)]),      # a window of it
+    ([list("ab"), list("cd")], [list("ab"), list("cd")], [(0, 0), (1, 0)]),  # nothing shared
+    ([list("ab"), list("ba")], [list("aba")], [(0, 0), (0, 1)]),
+])
+def test_merged_stacks_hold_each_sequence_as_a_window(seqs, stacks, windows):
+    got_stacks, got_windows = fusion._merged(seqs)
+    assert (got_stacks, got_windows) == (stacks, windows)
+    for seq, (j, at) in zip(seqs, got_windows):
+        assert got_stacks[j][at:at + len(seq)] == seq
+
+
+def test_inner_nodes_of_a_stacked_expression_reuse_their_temporary():
+    """``1 - 2 * exp(y)`` per factor: ``exp`` makes one stacked temporary, the multiply
+    writes into it, the subtraction into the factors' rows (exact, NaN/inf/-0.0)."""
+    xs = [special((7,), "float64", s) for s in range(16)]
+
+    def f(*xs):
+        acc = xs[0]
+        for x in xs[1:]:
+            acc = acc * (1.0 - 2.0 * tf.exp(x))
+        return acc
+
+    with np.errstate(all="ignore"):
+        src = run_both(f, *xs)
+    assert FUSED in src
+    assert src.count("= np.exp(_stack0)") == 1 and "np.multiply(c0, _part0, _part0)" in src, src
