@@ -168,3 +168,17 @@ def test_compiled_gradients_equal_eager_bit_for_bit(f):
         compiled = tf.function(grads)(x, ct)
     for a, b in zip(eager, compiled):
         assert_same_bits(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_exclusive_cumsum_is_a_shifted_sum_not_a_difference(reverse):
+    x = np.array([[1.0, 1e20, 3.0, -np.inf, 2.0], [np.inf, 1.0, 2.0, 3.0, 4.0]])
+    got = tf.math.cumsum(tf.constant(x), axis=1, exclusive=True, reverse=reverse).numpy()
+    xs = x[:, ::-1] if reverse else x
+    want = np.zeros_like(xs)
+    for j in range(1, xs.shape[1]):  # the definition: the sum of the entries before j
+        want[:, j] = want[:, j - 1] + xs[:, j - 1]
+    want = want[:, ::-1] if reverse else want
+    assert_same_bits(got, want)
+    f = tf.function(lambda v: tf.math.cumsum(v, axis=1, exclusive=True, reverse=reverse))
+    assert_same_bits(f(tf.constant(x)).numpy(), got)

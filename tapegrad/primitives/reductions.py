@@ -212,9 +212,17 @@ reduce_prod_p = _reduction(
 def _cumsum(x, axis, exclusive, reverse):
     if reverse:
         x = xp.flip(x, axis)
-    out = xp.cumsum(x, axis=axis, dtype=x.dtype)
     if exclusive:
-        out = out - x
+        # shifted, not ``cumsum(x) - x``: that cancels ([1, 1e20] gave [0, 0], not [0, 1])
+        # and turns an inf into NaN in every later position
+        head = [slice(None)] * x.ndim
+        head[axis] = slice(None, -1)
+        tail = list(head)
+        tail[axis] = slice(1, None)
+        out = xp.zeros_like(x)
+        out[tuple(tail)] = xp.cumsum(x[tuple(head)], axis=axis, dtype=x.dtype)
+    else:
+        out = xp.cumsum(x, axis=axis, dtype=x.dtype)
     if reverse:
         out = xp.flip(out, axis)
     return out
