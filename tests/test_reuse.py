@@ -196,3 +196,21 @@ def test_random_programs_of_matmuls_views_and_ufuncs_keep_the_interpreters_bits(
         src, got, want = run_both(f, x, w)
     for g, w_ in zip(got, want):
         assert_same_bits(g, w_)
+
+
+def test_a_ufunc_of_a_transposed_input_keeps_numpys_layout():
+    # x.T * 1.5 follows x.T's layout (F): it allocates instead of filling a's dead C buffer;
+    # exp(x) * 2 (C, as a rule) takes it
+    x = np.linspace(-1, 1, 64).reshape(8, 8)
+
+    def f(x):
+        a = tf.sin(x @ x) * 2.0
+        s = tf.reduce_sum(a)       # a dies here: its buffer is free
+        return tf.transpose(x) * 1.5 + s, tf.exp(x) * 2.0
+    src, got, want = run_both(f, x)
+    a = re.search(r"(\w+) = np\.multiply\(\w+, c0, \w+\)", src).group(1)
+    assert re.search(rf"= np\.exp\(x0, {a}\)", src), src
+    assert sum(buf == a for _, buf in _into_dead(src)) == 1, src
+    for g, w_ in zip(got, want):
+        assert_same_bits(g, w_)
+        assert g.flags.c_contiguous == w_.flags.c_contiguous

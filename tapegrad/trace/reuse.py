@@ -80,7 +80,7 @@ def plan(program, ren, plain, made_by):
     for r, i in last.items():
         dies.setdefault(i, []).append(r)
     reuse = {}
-    owned = {}    # root -> (C-contiguous?, (shape, dtype)), for buffers plain code made
+    owned = {}    # root -> (layout, (shape, dtype)), for buffers plain code made
     handed = set()  # roots whose buffer a later value took over
     pool = {}     # (shape, dtype) -> free roots, the most recently dead last
     for i, e in enumerate(eqs):
@@ -101,13 +101,14 @@ def plan(program, ren, plain, made_by):
                             (v.shape, v.dtype) == (out.shape, out.dtype):
                         got, name = root, v.name
                         break
-            if got is None and i in plain and out.ndim:
+            layout = _layout(e, kind, owned, made_by)
+            if got is None and i in plain and out.ndim and layout != "F":
                 # a C-contiguous result (every matmul's, most ufuncs') goes into a buffer of
-                # that layout only: a matmul's numbers need it, a ufunc's speed does
-                c_order = _allocates_c_order(e, kind, owned)
+                # that layout only: a matmul's numbers need it, a ufunc's speed does; one
+                # that would follow a transposed input gets a new array, as before
                 free = pool.get(key, ())
                 for k in range(len(free) - 1, -1, -1):
-                    if owned[free[k]][0] or not c_order:
+                    if owned[free[k]][0] == "C" or (layout == "?" and owned[free[k]][0] == "?"):
                         got = name = free.pop(k)
                         break
             if got is not None:
@@ -116,19 +117,31 @@ def plan(program, ren, plain, made_by):
                 if got in owned and i in plain:  # (a reshape of a contiguous buffer is one)
                     owned[out.name] = (owned[got][0], key)
             elif i in plain and out.ndim:
-                owned[out.name] = (_allocates_c_order(e, kind, owned), key)
+                owned[out.name] = (layout, key)
         for r in dies.get(i, ()):
             if r in owned and r not in handed:
                 pool.setdefault(owned[r][1], []).append(r)
     return reuse
 
 
-def _allocates_c_order(e, kind, owned):
-    """Whether the new array ``e``'s line allocates is known to be C-contiguous: a
-    matmul's always is; a ufunc's is where its inputs of the result's shape are all
-    C-contiguous buffers of plain code (at least one; the others broadcast: NumPy's
-    ``order='K'`` then follows those)."""
+def _layout(e, kind, owned, made_by):
+    """The layout of the new array ``e``'s line would allocate: ``"C"`` where known to be
+    C-contiguous (a matmul's always is; a ufunc's where its inputs of the result's shape are
+    all C-contiguous buffers of plain code: NumPy's ``order='K'`` follows those), ``"F"``
+    where one of those inputs is a transposed view (``order='K'`` follows that), else
+    ``"?"`` (arguments, constants, other views: C-contiguous as a rule)."""
     if kind is MATMUL:
-        return True
+        return "C"
     full = [v for v in e.inputs if v.size == e.out.size and v.ndim == e.out.ndim]
-    return bool(full) and all(v.name in owned and owned[v.name][0] for v in full)
+    if any(_transposed(v, owned, made_by) for v in full):
+        return "F"
+    if full and all(v.name in owned and owned[v.name][0] == "C" for v in full):
+        return "C"
+    return "?"
+
+
+def _transposed(v, owned, made_by):
+    if v.name in owned:
+        return owned[v.name][0] == "F"
+    made = made_by.get(v.name)
+    return made is not None and (made.prim is transpose_p or made.prim is linalg.matmul_p)
