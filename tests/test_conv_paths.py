@@ -89,6 +89,40 @@ def test_offset_major_columns_in_blocks_of_the_batch(monkeypatch):
     same(C._conv_filter_grad(x, g, kernel_spatial=(3, 3), **geo), dw, exact=False)
 
 
+# ---- the forward GEMM on offset-major columns, in blocks of output rows ----------------------
+@pytest.mark.parametrize("xs,ws,blocked", [
+    ((6, 30, 30, 1), (4, 4, 1, 16), True),     # K = 16 taps x channels, Co = 16: in blocks
+    ((6, 30, 30, 1), (5, 3, 1, 3), False),     # K = 15: one call
+    ((6, 30, 30, 1), (4, 4, 1, 17), False),    # Co = 17: one call
+    ((2, 6, 6, 1), (4, 4, 1, 6), False),       # fewer than two blocks of rows: one call
+    ((64, 28, 28, 1), (5, 5, 1, 6), True),     # LeNet's first layer
+    ((8, 30, 30, 2), (3, 3, 2, 4), True),      # K = 18 with two channels
+])
+@pytest.mark.parametrize("kind", ["float32", "specials", "int"])
+def test_forward_gemm_in_blocks_of_rows_equals_one_call(monkeypatch, xs, ws, blocked, kind):
+    pad = tuple((k // 2, (k - 1) // 2) for k in ws[:-2])
+    geo = dict(strides=(1, 1), dilations=(1, 1), padding=pad, groups=1)
+    out = C.check_geometry("conv", xs[1:-1], ws[:-2], (1, 1), (1, 1), pad)
+    k, m = ws[0] * ws[1] * ws[2], xs[0] * out[0] * out[1]
+    if kind == "int":
+        x, w = RNG.integers(-5, 6, xs), RNG.integers(-5, 6, ws)
+    elif kind == "specials":
+        x, w = specials(xs), RNG.standard_normal(ws)
+    else:
+        x, w = RNG.standard_normal(xs, np.float32), RNG.standard_normal(ws, np.float32)
+    assert (C._gemm_rows(k, ws[-1], m, x.itemsize) is not None) == blocked
+    fast = C._conv(x, w, **geo)
+    monkeypatch.setattr(C, "PANEL_MIN_K", 10**9)   # one GEMM call
+    same(fast, C._conv(x, w, **geo), exact=kind == "int")
+
+
+def test_gemm_blocks_cover_the_rows_once():
+    rows, w = RNG.standard_normal((20, 5000)), RNG.standard_normal((20, 3))
+    block = C._gemm_rows(20, 3, 5000, 8)
+    assert block is not None and 5000 % block  # a last, shorter block
+    np.testing.assert_allclose(C._rows_times(rows, w), rows.T @ w, rtol=1e-13, atol=1e-12)
+
+
 # ---- max pooling's VJP: tiled windows (stride = window, no padding before) ------------------
 POOLS = [  # (x shape, window, padding): strides = window
     ((3, 8, 8, 3), (2, 2), ((0, 0), (0, 0))),       # LeNet's pools
@@ -133,6 +167,22 @@ def test_tiled_max_pool_scatter_equals_the_plain_loop(monkeypatch, xs, window, p
     fast = P._max_pool_scatter(x, g, **p)
     monkeypatch.setattr(P, "_tiled", lambda *a: False)
     same(fast, P._max_pool_scatter(x, g, **p), exact=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_tiled_max_pool_scatter_keeps_nan_payloads_and_zero_signs(monkeypatch, dtype):
+    x, g = _operands((3, 8, 8, 3), (2, 2), ((0, 0), (0, 0)), "ties")
+    x, g = x.astype(dtype), g.astype(dtype)
+    bits = g.reshape(-1).view(np.dtype(f"u{g.itemsize}"))
+    bits[1] |= 0x7 if dtype is np.float16 else 0x1234  # NaN payloads (quiet) in g
+    bits[2] = bits[1]
+    g.reshape(-1)[2] *= -1                              # a NaN with its sign bit set
+    p = dict(window=(2, 2), strides=(2, 2), padding=((0, 0), (0, 0)))
+    fast = P._max_pool_scatter(x, g, **p)
+    monkeypatch.setattr(P, "_tiled", lambda *a: False)
+    plain = P._max_pool_scatter(x, g, **p)
+    assert fast.dtype == plain.dtype == dtype
+    assert fast.tobytes() == plain.tobytes()
 
 
 @pytest.mark.parametrize("xs,window,padding", POOLS)

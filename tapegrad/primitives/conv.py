@@ -18,7 +18,8 @@ size they produce (``input_spatial``, ``kernel_spatial``). The three bilinear pr
 are each other's derivatives: <conv(x, w), y> = <x, conv_input_grad(y, w)> =
 <w, conv_filter_grad(x, y)>. So every order of derivative stays within these three.
 
-Each is one BLAS GEMM per group on the im2col matrix of windows: ``(N*O, K*C) @ (K*C, Co)``.
+Each is one BLAS GEMM per group on the im2col matrix of windows: ``(N*O, K*C) @ (K*C, Co)``
+(the forward one on offset-major columns in blocks of rows where that pays: ``PANEL_BYTES``).
 The windows are gathered with ``sliding_window_view`` (one copy) or, for a few channels, as
 the transposed matrix ``(K*C, N*O)`` by copying one strided slice per kernel offset into
 contiguous rows (measured: 2-5x faster than either layout's alternative at C = 1..3, slower
@@ -37,6 +38,16 @@ from tapegrad.primitives.params import check_int, fail
 from tapegrad.primitives.families import xp
 
 FEW_CHANNELS = 4  # below this (and without groups), the columns are offset-major (offset_rows)
+# The forward GEMM on offset-major columns, (M, K) = cols.T against a (K, Co) filter, runs in
+# blocks of output rows whose panels (K + Co values a row) fit in PANEL_BYTES (OpenBLAS is
+# slow on one tall, narrow call there). Measured on one thread, float32, M = 50,000 (columns
+# of 3-15 MB): 0.25-0.9x the time of one call for K >= 16 taps x channels with Co <= 16
+# (LeNet's first layer, K = 25, Co = 6: 0.65x; 6,000 <= M <= 25,000 alike); mixed for K < 16
+# (0.6-1.3x; W8's 3x3 layer, K = 9, Co = 8: 1.1-1.3x), 1.0-1.3x at Co = 32 with K >= 48 and
+# at Co = 64.
+# So only for K >= 16 and Co <= 16, with at least two blocks (``_gemm_rows``).
+PANEL_BYTES = 256 << 10
+PANEL_MIN_K, PANEL_MAX_CO = 16, 16
 
 
 # ---- geometry ------------------------------------------------------------------------------
@@ -179,6 +190,27 @@ def _scatter_windows(cols, kernel, spatial, strides, dilations, padding):
 
 
 # ---- the three implementations: one GEMM per group -----------------------------------------
+def _gemm_rows(k, co, m, itemsize):
+    """Output rows per GEMM call of an offset-major forward product, or None for one call."""
+    if k < PANEL_MIN_K or co > PANEL_MAX_CO:
+        return None
+    rows = max(256, PANEL_BYTES // ((k + co) * itemsize))
+    return rows if m >= 2 * rows else None
+
+
+def _rows_times(rows, w):
+    """``rows.T @ w`` for offset-major columns ``rows`` (K, M): in blocks of output rows where
+    ``_gemm_rows`` says so (each output row is the same K-long dot product either way)."""
+    k, m = rows.shape
+    block = _gemm_rows(k, w.shape[1], m, rows.itemsize)
+    if block is None:
+        return rows.T @ w
+    y = xp.empty((m, w.shape[1]), np.result_type(rows.dtype, w.dtype))
+    for s in range(0, m, block):
+        xp.matmul(rows[:, s:s + block].T, w, out=y[s:s + block])
+    return y
+
+
 def _conv1(x, w, *, strides, dilations, padding, groups):
     d = x.ndim - 2
     kernel = w.shape[:d]
@@ -187,7 +219,7 @@ def _conv1(x, w, *, strides, dilations, padding, groups):
     m, kk = n * math.prod(out), math.prod(kernel)
     if g == 1 and c < FEW_CHANNELS:
         rows = offset_rows(x, kernel, strides, dilations, padding, out)
-        return (rows.T @ w.reshape(kk * c, co)).reshape((n,) + out + (co,))
+        return _rows_times(rows, w.reshape(kk * c, co)).reshape((n,) + out + (co,))
     win = windows(x, kernel, strides, dilations, padding, out)
     if g == 1:
         y = win.reshape(m, kk * c) @ w.reshape(kk * c, co)

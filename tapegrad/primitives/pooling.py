@@ -202,8 +202,10 @@ def _tiled_scatter(x, g, window, padding, out):
     first maximum of each window in offset order gets ``g`` (a NaN counts as the maximum);
     padding, only after the input here, holds the dtype's lowest value, so it equals a
     maximum only where the window's real elements are all that low, and the window's first
-    element, real, comes first. Adding 0 turns a -0.0 into 0.0 (from ``g * False`` or a -0.0 in
-    ``g``) as the plain path's sum onto zeros does.
+    element, real, comes first. Adding 0 turns a -0.0 in ``g`` into 0.0, as the plain path's
+    sum onto zeros does; then a float ``g``'s bits (as integers) times the mask are its bits or
+    0, the bits of 0.0: exactly ``where(mask, g + 0, 0)`` for every ``g`` (NaN, inf), in one
+    pass without branches.
     """
     d, n, c = len(window), x.shape[0], x.shape[-1]
     covered = tuple(o * k for o, k in zip(out, window))
@@ -219,11 +221,12 @@ def _tiled_scatter(x, g, window, padding, out):
         m &= ~taken
         taken |= m
     gf = xp.ascontiguousarray(g).reshape(-1)
-    if bool(xp.isfinite(gf).all()):
-        res = gf * eq  # g or a zero: the same as where() for finite g, 5x faster (no branches)
-    else:
+    if g.dtype.kind == "f" and g.dtype.itemsize in (2, 4, 8):
+        bits = (gf + 0).view(np.dtype(f"i{g.dtype.itemsize}"))
+        res = (bits * eq).view(g.dtype)
+    else:  # integers (no -0) and anything else: where() (ints: the same as g * eq)
         res = xp.where(eq, gf, xp.zeros((), g.dtype))
-    res += 0
+        res += 0
     back = tuple(int(i) for i in np.argsort(_tiled_perm(d)))
     res = permute_runs(res.reshape(tuple(window) + (n,) + tuple(out) + (c,)), back)
     res = res.reshape((n,) + covered + (c,))
