@@ -17,7 +17,8 @@ fastest form: ``np.tanh(t1, t1)``); otherwise a ufunc or 2-D matmul writes into 
 the temporary of its shape that died last, the hottest in cache (``trace/reuse.py``); one
 whose new output is very large writes into recycled
 memory (``out=recycled(shape, dtype)``,
-``util/buffers.py``). The derivative rules already reuse saved outputs (``1 - y*y`` for tanh), so the generated code does too. A chain of
+``util/buffers.py``); small results that never leave the call go into buffers the function
+keeps between calls (``trace/kept.py``). The derivative rules already reuse saved outputs (``1 - y*y`` for tanh), so the generated code does too. A chain of
 large intermediates along a batch axis (a batched matmul, elementwise ops, a matmul that shrinks
 it) becomes a loop over blocks of that axis, so the intermediates stay in cache
 (``trace/blocking.py``); smaller programs stay straight-line. A long chain of small multiplies (a reverse pass
@@ -45,6 +46,7 @@ def f(x):
 """
 import ast
 import builtins
+import functools
 import importlib
 import itertools
 import linecache
@@ -61,6 +63,7 @@ from tapegrad.trace.blocking import Region, regions, render_region, schedule
 from tapegrad.trace.emit_forms import fast_form, matmul_into, out_arg, ufunc_of
 from tapegrad.trace.fusion import Chain, fused_order, render_chain, stacked
 from tapegrad.trace.lanes import Group, joined, render_group
+from tapegrad.trace import kept
 from tapegrad.trace.reuse import MATMUL, plan
 from tapegrad.ir.core import NameGen, frozen_array
 from tapegrad.ir.names import line_values, usable, value_names
@@ -397,10 +400,17 @@ def generate(program, fn_name=None):
     # was, a fused chain or group of lanes where it is placed, reading all its inputs there
     pos = {k: i for i, k in enumerate(flat) if isinstance(k, int)}
     made_by = {v.name: e for e in eqs for v in e.outs}
-    reuse = plan(program.replace(equations=tuple(
-        k.pseudo(program) if isinstance(k, (Chain, Group)) else eqs[k] for k in flat)), ren,
-        {pos[k] for k in order if isinstance(k, int)}, made_by)
+    as_run = program.replace(equations=tuple(
+        k.pseudo(program) if isinstance(k, (Chain, Group)) else eqs[k] for k in flat))
+    plain = {pos[k] for k in order if isinstance(k, int)}
+    reuse = plan(as_run, ren, plain, made_by)
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
+    slots, specs = kept.plan(as_run, reuse, plain, ren)
+    if slots:  # small results into buffers kept between calls
+        keep, make, held = gen("_keep"), gen("_new_kept"), gen("_kept")
+        ns[keep], ns[make] = [], functools.partial(kept.new_set, specs)
+        slot_names = [gen("_k") for _ in specs]
+        body += kept.prologue(keep, make, held, slot_names)
     comments = _source_comments(program, ren)
     for item in order:
         first = item.eqs[0] if isinstance(item, Region) else \
@@ -419,7 +429,10 @@ def generate(program, fn_name=None):
             continue
         i, e = pos[item], eqs[item]
         names = [ren[v.name] for v in e.inputs]
-        if i in reuse and reuse[i][0] is MATMUL:
+        if i in slots:
+            ufunc = ufunc_of(e.prim)
+            expr = f"np.{ufunc.__name__}({', '.join(names)}, {out_arg(ufunc, slot_names[slots[i]])})"
+        elif i in reuse and reuse[i][0] is MATMUL:
             expr = matmul_into(e, made_by, ren, reuse[i][1])
         elif i in reuse:
             ufunc, buf = reuse[i]
@@ -442,6 +455,8 @@ def generate(program, fn_name=None):
     results += [f"np.array({ren[v.name]})" if v.name in own else ren[v.name]
                 for _, v in program.updates]
     ret = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
+    if slots:
+        body.append(f"    {keep}.append({held})")
     lines = head + r.notes + ["", f"def {fn_name}({', '.join(args)}):"] + body + [
         f"    return {ret}"]
     src = "\n".join(lines) + "\n"
