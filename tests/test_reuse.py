@@ -214,3 +214,20 @@ def test_a_ufunc_of_a_transposed_input_keeps_numpys_layout():
     for g, w_ in zip(got, want):
         assert_same_bits(g, w_)
         assert g.flags.c_contiguous == w_.flags.c_contiguous
+
+
+def test_the_few_rows_form_of_a_matmul_makes_a_c_buffer_that_is_handed_on():
+    # g @ W.T with few rows and a large W is (W @ g.T).T copied into C order: a new C array,
+    # so once it dies a matmul can write into it
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((8, 256)).astype("float32")
+    w = rng.standard_normal((256, 256)).astype("float32")
+
+    def f(g, w):
+        h = tf.tanh(g @ tf.transpose(w))
+        s = tf.reduce_sum(h, axis=1)       # h dies here
+        return (g @ w) * 2.0, s
+    src, got, want = run_both(f, g, w)
+    assert "W read contiguously" in src and "out=h)" in src, src
+    for a, b in zip(got, want):
+        assert_same_bits(a, b)

@@ -32,8 +32,8 @@ MATMUL = "matmul"  # the kind of a planned matmul (a ufunc names its own kind)
 
 def matmul_into_ok(e, made_by):
     """Whether a 2-D matmul can write into a dead buffer (``emit_forms.matmul_into``): two
-    float matrices of one dtype, and not the transposed form ``(W @ g.T).T``, whose result
-    is a view."""
+    float matrices of one dtype, and not the transposed form ``(W @ g.T).T``, which copies
+    its result into C order anyway."""
     if e.prim is not linalg.matmul_p or len(e.inputs) != 2:
         return False
     a, b = e.inputs
@@ -118,6 +118,10 @@ def plan(program, ren, plain, made_by):
                     owned[out.name] = (owned[got][0], key)
             elif i in plain and out.ndim:
                 owned[out.name] = (layout, key)
+        elif i in plain and e.prim is linalg.matmul_p and len(e.outs) == 1 and e.out.ndim \
+                and not e.out.dtype.hasobject:
+            # the other forms (``(W @ g.T).T`` copied, batched) allocate a new C array too
+            owned[e.out.name] = ("C", (tuple(e.out.shape), e.out.dtype))
         for r in dies.get(i, ()):
             if r in owned and r not in handed:
                 pool.setdefault(owned[r][1], []).append(r)
