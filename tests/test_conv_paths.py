@@ -99,7 +99,7 @@ def test_offset_major_columns_in_blocks_of_the_batch(monkeypatch):
     ((8, 30, 30, 2), (3, 3, 2, 4), True),      # K = 18 with two channels
 ])
 @pytest.mark.parametrize("kind", ["float32", "specials", "int"])
-def test_forward_gemm_in_blocks_of_rows_equals_one_call(monkeypatch, xs, ws, blocked, kind):
+def test_offset_major_gemms_in_blocks_of_rows_equal_one_call(monkeypatch, xs, ws, blocked, kind):
     pad = tuple((k // 2, (k - 1) // 2) for k in ws[:-2])
     geo = dict(strides=(1, 1), dilations=(1, 1), padding=pad, groups=1)
     out = C.check_geometry("conv", xs[1:-1], ws[:-2], (1, 1), (1, 1), pad)
@@ -111,9 +111,18 @@ def test_forward_gemm_in_blocks_of_rows_equals_one_call(monkeypatch, xs, ws, blo
     else:
         x, w = RNG.standard_normal(xs, np.float32), RNG.standard_normal(ws, np.float32)
     assert (C._gemm_rows(k, ws[-1], m, x.itemsize) is not None) == blocked
+    g = specials((xs[0],) + out + (ws[-1],)) if kind == "specials" else \
+        RNG.integers(-5, 6, (xs[0],) + out + (ws[-1],)) if kind == "int" else \
+        RNG.standard_normal((xs[0],) + out + (ws[-1],), np.float32)
     fast = C._conv(x, w, **geo)
+    fast_dw = C._conv_filter_grad(x, g, kernel_spatial=ws[:-2], **geo)
     monkeypatch.setattr(C, "PANEL_MIN_K", 10**9)   # one GEMM call
-    same(fast, C._conv(x, w, **geo), exact=kind == "int")
+    same(fast, C._conv(x, w, **geo), exact=kind == "int")   # the same dot products
+    plain_dw = C._conv_filter_grad(x, g, kernel_spatial=ws[:-2], **geo)
+    if kind == "float32":  # sums of M = 5,400-50,176 products in another order
+        np.testing.assert_allclose(fast_dw, plain_dw, rtol=1e-4, atol=1e-4 * abs(plain_dw).max())
+    else:
+        same(fast_dw, plain_dw, exact=kind == "int")
 
 
 def test_gemm_blocks_cover_the_rows_once():

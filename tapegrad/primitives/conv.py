@@ -45,7 +45,9 @@ FEW_CHANNELS = 4  # below this (and without groups), the columns are offset-majo
 # (LeNet's first layer, K = 25, Co = 6: 0.65x; 6,000 <= M <= 25,000 alike); mixed for K < 16
 # (0.6-1.3x; W8's 3x3 layer, K = 9, Co = 8: 1.1-1.3x), 1.0-1.3x at Co = 32 with K >= 48 and
 # at Co = 64.
-# So only for K >= 16 and Co <= 16, with at least two blocks (``_gemm_rows``).
+# So only for K >= 16 and Co <= 16, with at least two blocks (``_gemm_rows``). The filter's
+# cotangent on the same columns, rows (K, M) @ g (M, Co), sums over the same blocks of M:
+# 0.45-0.65x at K = 25, Co <= 16 (its sums in another order: rounding differs).
 PANEL_BYTES = 256 << 10
 PANEL_MIN_K, PANEL_MAX_CO = 16, 16
 
@@ -198,6 +200,20 @@ def _gemm_rows(k, co, m, itemsize):
     return rows if m >= 2 * rows else None
 
 
+def _rows_times_rows(rows, g):
+    """``rows @ g`` for offset-major columns ``rows`` (K, M) and the output's cotangent ``g``
+    (M, Co): the filter's cotangent, summed over blocks of M where ``_gemm_rows`` says so (the
+    same products, added in another order: the result differs by rounding only)."""
+    k, m = rows.shape
+    block = _gemm_rows(k, g.shape[1], m, rows.itemsize)
+    if block is None:
+        return rows @ g
+    acc = rows[:, :block] @ g[:block]
+    for s in range(block, m, block):
+        acc += rows[:, s:s + block] @ g[s:s + block]
+    return acc
+
+
 def _rows_times(rows, w):
     """``rows.T @ w`` for offset-major columns ``rows`` (K, M): in blocks of output rows where
     ``_gemm_rows`` says so (each output row is the same K-long dot product either way)."""
@@ -259,7 +275,7 @@ def _conv_filter_grad1(x, y, *, kernel_spatial, strides, dilations, padding, gro
     m, kk = n * math.prod(out), math.prod(kernel)
     if g == 1 and c < FEW_CHANNELS:
         rows = offset_rows(x, kernel, strides, dilations, padding, out)
-        return (rows @ y.reshape(m, co)).reshape(kernel + (c, co))
+        return _rows_times_rows(rows, y.reshape(m, co)).reshape(kernel + (c, co))
     win = windows(x, kernel, strides, dilations, padding, out)
     if g == 1:
         dw = win.reshape(m, kk * c).T @ y.reshape(m, co)
