@@ -39,7 +39,9 @@ from tapegrad import sparsity  # noqa: F401
 from tapegrad.drawing import draw  # noqa: F401  (tf.draw: pictures of tapes and programs)
 from tapegrad import data  # noqa: F401
 from tapegrad.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
-from tapegrad.ops.gather_ops import repeat  # noqa: F401
+from tapegrad.ops.gather_ops import repeat, roll  # noqa: F401
+from tapegrad.ops.special_ops import acosh, asinh, atanh  # noqa: F401
+from tapegrad.ops.scatter_ops import *  # noqa: F401,F403
 from tapegrad import dtypes, image, train, version  # noqa: F401
 __version__ = version.VERSION  # the TF API followed + tapegrad's own: see tapegrad/version.py
 saved_model = saved  # TensorFlow's name: tf.saved_model.save / load

@@ -189,6 +189,17 @@ GETITEM_KEYS = [
 ]
 
 
+def _segment_cases(name):
+    """Segment reductions: distinct values (no ties), ids with a dropped (negative) row, an
+    empty segment, and 2-D ids over the leading axes."""
+    return [
+        Case(prim_fn(name, num_segments=4), [R(6, 2), Const(np.array([0, 2, 0, -1, 2, 2]))],
+             batch_fallback=True, label="1-D ids"),
+        Case(prim_fn(name, num_segments=3), [R(2, 3), Const(np.array([[0, 1, 0], [2, 2, 1]]))],
+             label="2-D ids"),
+    ]
+
+
 def _getitem_out_shape(shape, key):
     return np.empty(shape)[key].shape
 
@@ -243,6 +254,30 @@ SPECS = {
               for lo, hi in ((-3.0, -0.5), (0.5, 5.5), (6.5, 9.0))],
     "abs": unary("abs", Away),
     "erf": unary("erf"),
+    # special functions (primitives/special.py)
+    "asinh": unary("asinh"),
+    "acosh": unary("acosh", lambda *s: Rng(1.2, 3.0, *s)),
+    "atanh": unary("atanh", Unit),
+    "erfc": unary("erfc"),
+    "lgamma": unary("lgamma", Pos) + [Case(prim_fn("lgamma"), [Rng(-2.8, -2.2, 3)],
+                                           label="negative")],
+    "polygamma": [Case(prim_fn("polygamma", n=n), [Pos(2, 3)], label=f"n={n}")
+                  for n in (0, 1, 2)] + [Case(prim_fn("polygamma", n=0), [Rng(-1.8, -1.2, 3)],
+                                              label="negative")],
+    "mul_no_nan": binary("mul_no_nan", R, Away) + [
+        Case(prim_fn("mul_no_nan"), [R(4), Const([0.0, 1.5, 0.0, -2.0])], label="zeros in y")],
+    "cumprod": [Case(prim_fn("cumprod", axis=a), [R(3, 5)], label=f"axis={a}") for a in (0, 1)]
+    + [Case(prim_fn("cumprod", axis=1),
+            [Const([[0.0, 2.0, 3.0, 0.5], [1.5, 0.0, 0.0, 2.0], [1.5, 2.0, -1.0, 0.0]])],
+            label="with zeros"),
+       Case(prim_fn("cumprod", axis=0), [R(1)], label="one element"),
+       Case(prim_fn("cumprod", axis=0), [Int(-3, 4, 5)], order=0, label="int")],
+    "unsorted_segment_max": _segment_cases("unsorted_segment_max"),
+    "unsorted_segment_min": _segment_cases("unsorted_segment_min"),
+    "unsorted_segment_prod": _segment_cases("unsorted_segment_prod") + [
+        Case(prim_fn("unsorted_segment_prod", num_segments=3),
+             [Const([0.0, 2.0, 3.0, 0.0, 0.0, 1.5]), Const(np.array([0, 0, 1, 2, 2, 1]))],
+             order=1, label="one and two zeros (TensorFlow's rule: first order only)")],
     # complex parts on real inputs (complex values: tests/test_complex.py, against TF)
     "real": unary("real"), "imag": unary("imag"), "conj": unary("conj"),
     # select

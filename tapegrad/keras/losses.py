@@ -13,6 +13,7 @@ import warnings
 
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend, masking
+from tapegrad.keras.loss_utils import _get_logits, _same_shape, squeeze_or_expand_to_same_rank  # noqa: F401
 
 _REDUCTIONS = ("sum_over_batch_size", "sum", None, "none", "mean", "mean_with_sample_weight")
 
@@ -25,43 +26,6 @@ def _pair(y_true, y_pred):
     if type(y_true) is not tf.Tensor or y_true.dtype != y_pred.dtype:
         y_true = tf.cast(tf.convert_to_tensor(y_true), y_pred.dtype)
     return squeeze_or_expand_to_same_rank(y_true, y_pred)
-
-
-def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
-    """Keras's rank fix-up: a trailing axis of size 1 is dropped (or added to a vector)."""
-    r1, r2 = x1.ndim, x2.ndim
-    if r1 == r2 + 1 and x1.shape[-1] == 1:
-        if r2 == 1 and expand_rank_1:
-            x2 = tf.expand_dims(x2, -1)
-        else:
-            x1 = tf.squeeze(x1, -1)
-    if r2 == r1 + 1 and x2.shape[-1] == 1:
-        if r1 == 1 and expand_rank_1:
-            x1 = tf.expand_dims(x1, -1)
-        else:
-            x2 = tf.squeeze(x2, -1)
-    return x1, x2
-
-
-def _get_logits(output, from_logits, op, fn_name):
-    """Keras's TensorFlow backend: the output of a Keras softmax or sigmoid is replaced by
-    the logits it was computed from (the stable form of the crossentropy)."""
-    from tapegrad.keras.activations import logits_of
-    logits = logits_of(output)
-    if logits is None:
-        return output, from_logits
-    if from_logits:
-        warnings.warn(f'"`{fn_name}` received `from_logits=True`, but the `output` argument '
-                      f"was produced by a {op} activation and thus does not represent "
-                      "logits. Was this intended?", stacklevel=3)
-    return logits, True
-
-
-def _same_shape(target, output):
-    if tuple(target.shape) != tuple(output.shape):
-        raise ValueError("Arguments `target` and `output` must have the same shape. "
-                         f"Received: target.shape={tuple(target.shape)}, "
-                         f"output.shape={tuple(output.shape)}")
 
 
 # -- the functions -------------------------------------------------------------------------
@@ -289,6 +253,16 @@ _BY_NAME = {
 _CLASSES = {c.__name__: c for c in (
     MeanSquaredError, MeanAbsoluteError, Huber, KLDivergence, BinaryCrossentropy,
     CategoricalCrossentropy, SparseCategoricalCrossentropy)}
+
+
+# the rest of Keras's losses: the functions in more_losses.py, their classes here
+from tapegrad.keras.more_losses import *  # noqa: E402,F401,F403
+from tapegrad.keras import more_losses as _more  # noqa: E402
+_MORE = {name: _wrapper(name, fn, fn.__name__, params) for name, (fn, params) in
+         _more.CLASSES.items()}
+globals().update(_MORE)
+_BY_NAME.update(_more.FUNCTIONS)
+_CLASSES.update(_MORE)
 
 
 def get(identifier):

@@ -181,6 +181,26 @@ MeanSquaredError = _wrapped("MeanSquaredError", losses.mean_squared_error,
                             "mean_squared_error")
 MeanAbsoluteError = _wrapped("MeanAbsoluteError", losses.mean_absolute_error,
                              "mean_absolute_error")
+MeanAbsolutePercentageError = _wrapped("MeanAbsolutePercentageError",
+                                       losses.mean_absolute_percentage_error,
+                                       "mean_absolute_percentage_error")
+MeanSquaredLogarithmicError = _wrapped("MeanSquaredLogarithmicError",
+                                       losses.mean_squared_logarithmic_error,
+                                       "mean_squared_logarithmic_error")
+LogCoshError = _wrapped("LogCoshError", losses.log_cosh, "logcosh")
+Poisson = _wrapped("Poisson", losses.poisson, "poisson")
+Hinge = _wrapped("Hinge", losses.hinge, "hinge")
+SquaredHinge = _wrapped("SquaredHinge", losses.squared_hinge, "squared_hinge")
+CategoricalHinge = _wrapped("CategoricalHinge", losses.categorical_hinge, "categorical_hinge")
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """The metric's sign: sum(l2_normalize(y_true) * l2_normalize(y_pred)) (1 is best)."""
+    return -losses.cosine_similarity(y_true, y_pred, axis=axis)
+
+
+CosineSimilarity = _wrapped("CosineSimilarity", cosine_similarity, "cosine_similarity",
+                            (("axis", -1),))
 mse = MSE = losses.mean_squared_error
 mae = MAE = losses.mean_absolute_error
 
@@ -188,7 +208,13 @@ _BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccu
             "categorical_accuracy": CategoricalAccuracy,
             "sparse_categorical_accuracy": SparseCategoricalAccuracy,
             "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError,
-            "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError}
+            "mean_absolute_error": MeanAbsoluteError, "mae": MeanAbsoluteError,
+            "mean_absolute_percentage_error": MeanAbsolutePercentageError,
+            "mape": MeanAbsolutePercentageError,
+            "mean_squared_logarithmic_error": MeanSquaredLogarithmicError,
+            "msle": MeanSquaredLogarithmicError, "poisson": Poisson,
+            "cosine_similarity": CosineSimilarity, "hinge": Hinge,
+            "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge}
 
 
 def get(identifier):
@@ -197,7 +223,7 @@ def get(identifier):
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier) or {c.__name__: c for c in _BY_NAME.values()}.get(
+        cls = _BY_NAME.get(identifier) or {c.__name__: c for c in (*_BY_NAME.values(), LogCoshError)}.get(
             identifier)
         if cls is not None:
             return cls(name=identifier) if identifier in _BY_NAME else cls()

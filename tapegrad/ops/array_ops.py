@@ -281,12 +281,19 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     [30.0, 10.0]
     """
     x = tensor(params)
-    a = axis1(0 if axis is None else axis, x.ndim, "gather")
     i = tensor(indices)
     if i.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, got {i.dtype.name}.")
-    if batch_dims:
-        raise NotImplementedError("gather: batch_dims other than 0 is not supported yet.")
+    if batch_dims:  # the leading batch_dims axes are shared: one gather per batch index
+        b = int(batch_dims) + (i.ndim if batch_dims < 0 else 0)
+        a = axis1(b if axis is None else axis, x.ndim, "gather")
+        if not 0 <= b <= i.ndim or b > a:
+            raise ValueError(f"batch_dims must be in [-{i.ndim}, {i.ndim}] and at most axis "
+                             f"({a}), got {batch_dims}.")
+        if b:
+            from tapegrad.ops.gather_ops import batched_gather
+            return batched_gather(x, i, a, b)
+    a = axis1(0 if axis is None else axis, x.ndim, "gather")
     if not getattr(i, "_symbolic", False):
         iv = np.asarray(i._value)
         n = x.shape[a]

@@ -4,6 +4,7 @@ import math
 from tapegrad.core.dispatch import bind
 from tapegrad.ops import math_ops
 from tapegrad.errors import InvalidArgumentError as _InvalidArgumentError
+from tapegrad.core.tensor import Tensor
 from tapegrad.ops._convert import axis1, tensor
 from tapegrad.ops._convert import cast as _cast
 from tapegrad.ops.array_ops import expand_dims as _expand_dims
@@ -163,6 +164,24 @@ def l2_loss(t, name=None):
     """sum(t ** 2) / 2."""
     x = tensor(t)
     return math_ops.reduce_sum(x * x) / 2
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """(x - mean) * scale / sqrt(variance + epsilon) + offset, as TensorFlow computes it:
+    ``x * inv + (offset - mean * inv)`` with ``inv = scale * rsqrt(variance + epsilon)``
+    (``offset`` and ``scale`` may be None).
+
+    >>> import tapegrad as tf
+    >>> tf.nn.batch_normalization(tf.constant([1.0, 3.0]), 2.0, 1.0, None, None, 0.0).numpy().tolist()
+    [-1.0, 1.0]
+    """
+    x = tensor(x)
+    variance = tensor(variance, x.dtype) if not isinstance(variance, Tensor) else variance
+    inv = math_ops.rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    shift = offset - mean * inv if offset is not None else -(mean * inv)
+    return x * _cast(inv, x.dtype) + _cast(tensor(shift), x.dtype)
 
 
 def moments(x, axes, shift=None, keepdims=False, name=None):

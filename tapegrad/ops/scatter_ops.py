@@ -1,0 +1,110 @@
+"""``tf.tensor_scatter_nd_update``, ``_add`` and ``_sub``: a copy of ``tensor`` with the
+slices addressed by the last axis of ``indices`` replaced by, or added to, ``updates``.
+
+Composed of primitives on the addressed axes flattened into one (as ``gather_nd``): the
+additions are a ``take_add`` (a scatter: its gradient is a gather, TensorFlow's); an update
+gathers, for each addressed slice, the last update that names it (the position found by a
+segment max of the update positions), and selects it over the tensor. So duplicate indices
+give the last update, as TensorFlow's CPU kernel, and the updates it overwrote get a zero
+gradient (TensorFlow gives each duplicate the full gradient of the slice, though only the
+last one reaches the output). Indices may be traced.
+
+>>> import tapegrad as tf
+>>> tf.tensor_scatter_nd_update([0.0, 0.0, 0.0], [[2], [0]], [5.0, 6.0]).numpy().tolist()
+[6.0, 0.0, 5.0]
+"""
+import numpy as np
+
+from tapegrad.core.dispatch import bind
+from tapegrad.core.tensor import Tensor
+from tapegrad.errors import InvalidArgumentError
+from tapegrad.ops import math_ops
+from tapegrad.ops._convert import tensor
+from tapegrad.ops.array_ops import gather, range as _range, reshape
+from tapegrad.primitives import segments
+from tapegrad.primitives.shape import take_add_p
+
+_wrap = Tensor._wrap
+
+
+def _flat(tensor_, indices, updates, op):
+    """(tensor flattened over the addressed axes, flat indices, updates flattened likewise,
+    the number of addressed slices), with TensorFlow's checks."""
+    t = tensor(tensor_)
+    i = tensor(indices)
+    u = tensor(updates, t.dtype)
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"{op}: indices must be int32 or int64, got {i.dtype.name}.")
+    if i.ndim < 1 or i.shape[-1] > t.ndim:
+        raise InvalidArgumentError(f"Index innermost dimension length must be <= tensor rank; "
+                                   f"saw: {i.shape[-1] if i.ndim else 0} vs. {t.ndim} [Op:{op}]")
+    k = i.shape[-1]
+    dims = tuple(t.shape[:k])
+    want = tuple(i.shape[:-1]) + tuple(t.shape[k:])
+    if tuple(u.shape) != want:
+        raise InvalidArgumentError(f"updates must have shape {list(want)} for indices of shape "
+                                   f"{list(i.shape)} into a tensor of shape {list(t.shape)}, "
+                                   f"got {list(u.shape)} [Op:{op}]")
+    if not getattr(i, "_symbolic", False):
+        iv = np.asarray(i._value).reshape(-1, k)
+        bad = np.flatnonzero(((iv < 0) | (iv >= np.array(dims, dtype=np.int64))).any(axis=1))
+        if bad.size:
+            j = int(bad[0])
+            raise InvalidArgumentError(f"indices[{j}] = {iv[j].tolist()} does not index into "
+                                       f"shape {list(t.shape)} [Op:{op}]")
+    slices = int(np.prod(dims, dtype=np.int64))
+    strides = np.cumprod((1,) + dims[:0:-1])[::-1].astype(i.dtype) if k else np.zeros(0, i.dtype)
+    flat = math_ops.reduce_sum(i * _wrap(strides), axis=-1) if k else \
+        math_ops.reduce_sum(i, axis=-1)
+    m = int(np.prod(i.shape[:-1], dtype=np.int64))
+    rest = tuple(t.shape[k:])
+    return (reshape(t, (slices,) + rest), reshape(flat, (m,)), reshape(u, (m,) + rest), slices)
+
+
+def _scattered(op, tensor_, indices, updates, sign):
+    t = tensor(tensor_)
+    tf_, flat, uf, slices = _flat(t, indices, updates, op)
+    added = bind(take_add_p, uf, flat, axis=0, size=slices)
+    out = tf_ + added if sign > 0 else tf_ - added
+    return reshape(out, tuple(t.shape))
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    """``tensor`` with ``updates`` added at ``indices`` (duplicates add up).
+
+    >>> import tapegrad as tf
+    >>> tf.tensor_scatter_nd_add([1.0, 1.0], [[0], [0]], [2.0, 3.0]).numpy().tolist()
+    [6.0, 1.0]
+    """
+    return _scattered("TensorScatterAdd", tensor, indices, updates, 1)
+
+
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """``tensor`` with ``updates`` subtracted at ``indices`` (duplicates add up).
+
+    >>> import tapegrad as tf
+    >>> tf.tensor_scatter_nd_sub([1.0, 1.0], [[1]], [2.0]).numpy().tolist()
+    [1.0, -1.0]
+    """
+    return _scattered("TensorScatterSub", tensor, indices, updates, -1)
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    """``tensor`` with the slices at ``indices`` replaced by ``updates`` (the last of
+    duplicates wins). The gradient reaches ``tensor`` off the updated slices, and each
+    update that reaches the output."""
+    t = _as_tensor(tensor)
+    tf_, flat, uf, slices = _flat(t, indices, updates, "TensorScatterUpdate")
+    m = uf.shape[0]
+    # the position of the last update naming each slice, -1 (the int lowest) where none does
+    positions = _range(m, dtype=flat.dtype)
+    last = bind(segments.unsorted_segment_max_p, positions, flat, num_segments=slices)
+    hit = last >= 0
+    picked = gather(uf, math_ops.where(hit, last, 0)) if m else tf_
+    hit = reshape(hit, (slices,) + (1,) * (tf_.ndim - 1))
+    return reshape(math_ops.where(hit, picked, tf_), tuple(t.shape))
+
+
+_as_tensor = tensor
+
+__all__ = ["tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub"]
