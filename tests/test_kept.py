@@ -87,13 +87,64 @@ def test_a_set_holds_at_most_max_set_bytes():
     check_calls(cf, [special((per,), "float32", 0)])
 
 
-def test_w6_chain_gradient_keeps_its_forward_results_and_stays_exact():
+def test_w6_chain_gradient_keeps_its_forward_results_and_stacks_and_stays_exact():
     cf = chain_gradient(100, 16)  # W6's program
-    assert n_kept(cf.source()) == 40  # each sin and + 0.1
+    src = cf.source()
+    # each sin and + 0.1 of the forward pass, the factors, and the two stacks as blocks
+    # whose rows those results are (the input x is copied into its row)
+    assert n_kept(src) == 43 and "stacked((" not in src and "np.empty(" not in src, src
+    assert re.search(r"_k\d+\[20\] = x\n", src)
     check_calls(cf, [special((16,), "float32", s) * 0.5 for s in range(4)])
     a = cf(tf.constant(np.ones(16, "float32"))).numpy()
     b = cf(tf.constant(np.ones(16, "float32"))).numpy()
     assert not np.shares_memory(a, b)
+
+
+def cos_product(n_inputs, size):
+    """A fused product: ``x``, twelve kept values ``cos(x * c)``, and ``n_inputs`` arguments
+    as they are (the arguments are not kept: copied into the stack's block, if it is one)."""
+    specs = [tf.TensorSpec([size], tf.float64)] * (1 + n_inputs)
+
+    @tf.function(input_signature=specs)
+    def f(x, *ps):
+        acc = x
+        for k in range(12):
+            acc = acc * tf.cos(x * float(k + 2))
+        for p in ps:
+            acc = acc * p
+        return acc
+
+    return f.get_concrete_function()
+
+
+def check_program(cf, n_args, size):
+    for seed in range(3):
+        args = [special((size,), "float64", seed * 7 + k) for k in range(n_args)]
+        with np.errstate(all="ignore"):
+            want = evaluate(cf.program, [tf.constant(a) for a in args])[0][0].numpy()
+            for _ in range(2):
+                assert_same_bits(cf(*[tf.constant(a) for a in args]).numpy(), want)
+
+
+@pytest.mark.parametrize("n_inputs", [0, kept.MAX_COPIES - 1, kept.MAX_COPIES])
+def test_a_stack_is_a_kept_block_with_at_most_max_copies_rows_copied_in(n_inputs):
+    cf = cos_product(n_inputs, 8)
+    src = cf.source()
+    copies = 1 + n_inputs  # x and the arguments
+    assert "np.multiply.reduce(" in src
+    assert ("stacked((" in src) == (copies > kept.MAX_COPIES), src
+    found = re.findall(r"_k\d+\[\d+\] = (?:x|ps_\d+)\n", src)
+    assert len(found) == (copies if copies <= kept.MAX_COPIES else 0), src
+    check_program(cf, 1 + n_inputs, 8)
+
+
+def test_factors_of_at_most_max_bytes_are_kept_more_are_a_new_array():
+    limit = kept.MAX_BYTES // (13 * 8)  # 13 factors of float64
+    for size, new in ((limit, False), (limit + 1, True)):
+        cf = cos_product(0, size)
+        src = cf.source()
+        assert ("np.empty(" in src) == new, src
+        check_program(cf, 1, size)
 
 
 def test_outputs_and_what_views_read_are_never_kept():

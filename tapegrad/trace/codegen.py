@@ -405,11 +405,12 @@ def generate(program, fn_name=None):
     plain = {pos[k] for k in order if isinstance(k, int)}
     reuse = plan(as_run, ren, plain, made_by)
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
-    slots, specs = kept.plan(as_run, reuse, plain, ren)
-    if slots:  # small results into buffers kept between calls
+    lay = kept.plan(as_run, reuse, plain, ren, [k for k in order if isinstance(k, Chain)])
+    slots = lay.eq_slot if lay else {}
+    if lay:  # small results into buffers kept between calls
         keep, make, held = gen("_keep"), gen("_new_kept"), gen("_kept")
-        ns[keep], ns[make] = [], functools.partial(kept.new_set, specs)
-        slot_names = [gen("_k") for _ in specs]
+        ns[keep], ns[make] = [], functools.partial(kept.new_set, lay.entries)
+        slot_names = [gen("_k") for _ in lay.entries]
         body += kept.prologue(keep, make, held, slot_names)
     comments = _source_comments(program, ren)
     for item in order:
@@ -422,7 +423,10 @@ def generate(program, fn_name=None):
             body += render_region(item, program, ren, gen)
             continue
         if isinstance(item, Chain):
-            body += render_chain(item, ren, ns, gen)
+            placed = lay.chains.get(id(item), {}) if lay else {}
+            placed = {j: slot_names[p] if j == "factors" else (slot_names[p[0]], p[1])
+                      for j, p in placed.items()}
+            body += render_chain(item, ren, ns, gen, placed=placed)
             continue
         if isinstance(item, Group):
             body += render_group(item, program, ren, ns, gen)
@@ -455,7 +459,7 @@ def generate(program, fn_name=None):
     results += [f"np.array({ren[v.name]})" if v.name in own else ren[v.name]
                 for _, v in program.updates]
     ret = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
-    if slots:
+    if lay:
         body.append(f"    {keep}.append({held})")
     lines = head + r.notes + ["", f"def {fn_name}({', '.join(args)}):"] + body + [
         f"    return {ret}"]

@@ -327,33 +327,51 @@ def _overlap(a, b):
     return 0
 
 
-def render_chain(chain, ren, ns, gen, indent="    "):
-    """The source lines computing ``chain.out``."""
-    out = chain.out
-    d = gen("_factors")
-    shape = (len(chain.factors),) + tuple(out.shape)
-    lines = [f"# product of {len(chain.factors)} factors in order, one multiply.reduce "
-             f"(trace/fusion.py)",
-             f"{d} = np.empty({shape}, {out.dtype.name!r})"]
-    # the arrays each group reads, as name sequences (one name: no stack needed)
+def chain_stacks(chain):
+    """``(reads, stacks, windows)``: per group, the value names each operand position reads
+    (one name: no stack needed); the stacks they are read from (value names, ``_merged``);
+    each stacked sequence's window."""
     reads = []
     for sig, rows in chain.groups.items():
         members = [chain.factors[r][1] for r in rows]
         n = 1 if sig[0] == "const" else len(members[0])
-        reads.append([[ren[m[pos].name] for m in members] for pos in range(n)])
+        reads.append([[m[pos].name for m in members] for pos in range(n)])
     seqs = [names for group in reads for names in group if len(set(names)) > 1]
     stacks, windows = _merged(seqs)
+    return reads, seqs, stacks, windows
+
+
+def render_chain(chain, ren, ns, gen, indent="    ", placed=None):
+    """The source lines computing ``chain.out``. ``placed``: from ``trace/kept.py``, the
+    buffer name of the factors (else a new array) and, per stack index, ``(block name,
+    [(row, value)])``: a kept block whose rows already hold the stack's values but those
+    listed, which are copied in."""
+    out = chain.out
+    placed = placed or {}
+    shape = (len(chain.factors),) + tuple(out.shape)
+    lines = [f"# product of {len(chain.factors)} factors in order, one multiply.reduce "
+             f"(trace/fusion.py)"]
+    d = placed.get("factors")
+    if d is None:
+        d = gen("_factors")
+        lines.append(f"{d} = np.empty({shape}, {out.dtype.name!r})")
+    reads, seqs, stacks, windows = chain_stacks(chain)
     names = []
-    for s in stacks:
+    for j, s in enumerate(stacks):
+        if j in placed:
+            block, copies = placed[j]
+            names.append(block)
+            lines += [f"{block}[{row}] = {ren[v]}" for row, v in copies]
+            continue
         names.append(gen("_stack"))
-        lines.append(f"{names[-1]} = stacked(({', '.join(s)},))")
+        lines.append(f"{names[-1]} = stacked(({', '.join(ren[v] for v in s)},))")
     source = {}
     for seq, (j, at) in zip(seqs, windows):
         whole = at == 0 and len(seq) == len(stacks[j])
         source[tuple(seq)] = names[j] if whole else f"{names[j]}[{at}:{at + len(seq)}]"
     for (sig, rows), group in zip(chain.groups.items(), reads):
         sel, view = _rows(rows, ns, gen)
-        args = [(source[tuple(seq)], True) if tuple(seq) in source else (seq[0], False)
+        args = [(source[tuple(seq)], True) if tuple(seq) in source else (ren[seq[0]], False)
                 for seq in group]
         if sig[0] in ("leaf", "const"):
             lines.append(f"{d}[{sel}] = {args[0][0]}")
