@@ -13,7 +13,7 @@ import time
 from benchmarks import config
 from benchmarks.systems import SYSTEMS  # imports no numerical library (config first)
 
-ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W9P", "W10")
+ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W8B", "W9", "W9P", "W10")
 
 
 def parse(argv):

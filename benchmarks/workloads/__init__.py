@@ -26,6 +26,7 @@ WORKLOADS = {
     "W6": w6_overhead,
     "W7": w7_scale,
     "W8": w8_cnn,
+    "W8B": w8_cnn.TRAINING,
     "W9": w9_keras,
     "W9P": w9p_pinn,
     "W10": w10_sweep,
