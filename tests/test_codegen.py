@@ -518,3 +518,82 @@ def test_generated_code_reads_numpy_from_a_plain_module_with_numpy_s_objects():
     codegen._numpy_names("t = np.testing.assert_array_equal\nu = np.no_such_name_here\n")
     assert codegen._NP.testing is np.testing
     assert not hasattr(codegen._NP, "no_such_name_here")
+
+
+# -- broadcast rows merged (emit_forms.merged_rows), on both sides of its cost model ---------
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("b, k, bias_merged, rows_merged, arg_merged", [
+    (2048, 16, True, True, True),      # 32 rows of 16 at a time
+    (256, 16, True, True, False),      # MERGE_ROWS rows exactly (a run-time tile needs 1,024)
+    (255, 16, False, True, False),     # one row fewer: plain; (3, 255, 16) merges 17 rows
+    (1024, 8, True, True, True),       # MERGE_ROWS_COPY rows exactly
+    (1023, 8, True, True, False),      # one row fewer: the argument bias stays plain
+    (64, 512, False, False, False),    # rows as long as MERGE_WIDTH allows already
+    (2048, 64, True, True, True),      # MERGE_K: rows of 64 merge 8 at a time ...
+    (2048, 65, False, False, False),   # ... rows of 65 stay as they are
+    (4099, 8, False, False, False),    # a prime number of rows: nothing to merge
+    (2048, 3, True, True, True),       # 170 rows would fit, 128 (the largest divisor) do
+    (8, 16, False, False, False),      # small
+])
+def test_broadcast_rows_merge_where_the_cost_model_says_bit_for_bit(b, k, bias_merged,
+                                                                   rows_merged, arg_merged,
+                                                                   dtype):
+    from tapegrad.testing import assert_same_bits
+    rng = np.random.default_rng(5)
+    floats = dtype != "int32"
+    special = [np.nan, np.inf, -np.inf, -0.0, 0.0] if floats else [0, -1, 7]
+    scale = 1 if floats else 100
+    x = (rng.standard_normal((b, k)) * scale).astype(dtype)
+    x.flat[rng.choice(x.size, 20)] = rng.choice(special, 20)
+    bias_v = (rng.standard_normal(k) * scale).astype(dtype)
+    bias_v[:2] = special[:2]
+    bias = tf.constant(bias_v)
+    rows = tf.constant((rng.standard_normal((3, 1, k)) * scale).astype(dtype))
+    cases = [(lambda x: tf.maximum(x + bias, bias), (x,), bias_merged),  # a constant bias
+             (lambda x: rows * x, (x,), rows_merged),                    # basis rows
+             (lambda x, v: x - v, (x, bias_v), arg_merged)]              # an argument bias
+    for fn, args, merged in cases:
+        f = tf.function(fn)
+        src = f.get_concrete_function(*map(tf.constant, args)).source()
+        assert ("rows at a time" in src) == merged, src
+        with np.errstate(all="ignore"):
+            got, want = f(*map(tf.constant, args)).numpy(), fn(*map(tf.constant, args)).numpy()
+        assert got.flags.c_contiguous
+        assert_same_bits(got, want)
+
+
+def test_batch_jacobian_with_merged_rows_is_the_interpreters_bit_for_bit():
+    # W10's jac b=2048 8-16-4 shape, smaller: the basis rows times the tanh derivative
+    # (4, 512, 16) and the biases run 32 rows at a time
+    from tapegrad.testing import assert_same_bits
+    rng = np.random.default_rng(6)
+    w1, b1 = tf.constant(rng.standard_normal((8, 16)).astype("f")), tf.constant(
+        rng.standard_normal(16).astype("f"))
+    w2, b2 = tf.constant(rng.standard_normal((16, 4)).astype("f")), tf.constant(
+        rng.standard_normal(4).astype("f"))
+    x = rng.standard_normal((512, 8)).astype("f")
+    x[3, 2], x[7, 0], x[9, 5] = np.nan, np.inf, -0.0
+
+    def jac(x):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            y = tf.matmul(tf.tanh(tf.matmul(x, w1) + b1), w2) + b2
+        return g.batch_jacobian(y, x)
+
+    f = tf.function(jac)
+    assert "rows at a time" in f.get_concrete_function(tf.constant(x)).source()
+    with np.errstate(all="ignore"):
+        assert_same_bits(f(tf.constant(x)).numpy(), jac(tf.constant(x)).numpy())
+
+
+def test_a_constant_broadcast_along_short_rows_is_tiled_once():
+    bias = tf.constant(np.random.default_rng(8).random(16).astype("f"))
+
+    def fn(x):
+        for _ in range(3):
+            x = tf.tanh(x + bias)
+        return x
+
+    x = tf.constant(np.random.default_rng(9).random((256, 16)).astype("f"))
+    src = tf.function(fn).get_concrete_function(x).source()
+    assert src.count("rows at a time") == 3 and src.count("tiled 32 times") == 1, src

@@ -60,7 +60,8 @@ import weakref
 import numpy as np
 
 from tapegrad.trace.blocking import Region, regions, render_region, schedule
-from tapegrad.trace.emit_forms import fast_form, matmul_into, out_arg, ufunc_of
+from tapegrad.trace.emit_forms import (fast_form, matmul_into, merged_rows, merged_rows_form,
+                                       out_arg, ufunc_of)
 from tapegrad.trace.fusion import Chain, fused_order, render_chain, stacked
 from tapegrad.trace.lanes import Group, joined, render_group
 from tapegrad.trace import kept
@@ -404,6 +405,7 @@ def generate(program, fn_name=None):
         k.pseudo(program) if isinstance(k, (Chain, Group)) else eqs[k] for k in flat))
     plain = {pos[k] for k in order if isinstance(k, int)}
     reuse = plan(as_run, ren, plain, made_by)
+    consts, tiled = {c.var.name: c.value for c in program.constants}, {}
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
     lay = kept.plan(as_run, reuse, plain, ren, [k for k in order if isinstance(k, Chain)])
     slots = lay.eq_slot if lay else {}
@@ -433,7 +435,15 @@ def generate(program, fn_name=None):
             continue
         i, e = pos[item], eqs[item]
         names = [ren[v.name] for v in e.inputs]
-        if i in slots:
+        rows = merged_rows(e, consts)
+        if rows is not None:  # a broadcast operand along short rows: several rows at a time
+            into = slot_names[slots[i]] if i in slots else reuse[i][1] if i in reuse else None
+            big = into is None and recycle and _recycles(e)
+            expr = merged_rows_form(
+                e, rows, names, consts, ns, gen.reserve, r.notes, tiled, out=into,
+                recycled=(lambda shape, e=e: f"recycled({literal_text(shape)}, "
+                                             f"'{quoted_text(e.out.dtype)}')") if big else None)
+        elif i in slots:
             ufunc = ufunc_of(e.prim)
             expr = f"np.{ufunc.__name__}({', '.join(names)}, {out_arg(ufunc, slot_names[slots[i]])})"
         elif i in reuse and reuse[i][0] is MATMUL:
