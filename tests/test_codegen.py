@@ -597,3 +597,16 @@ def test_a_constant_broadcast_along_short_rows_is_tiled_once():
     x = tf.constant(np.random.default_rng(9).random((256, 16)).astype("f"))
     src = tf.function(fn).get_concrete_function(x).source()
     assert src.count("rows at a time") == 3 and src.count("tiled 32 times") == 1, src
+
+
+def test_merged_rows_write_into_recycled_memory():
+    # a result of >= 32 MB (util/buffers.MIN_BYTES) goes to recycled memory, merged there too
+    from tapegrad.testing import assert_same_bits
+    rng = np.random.default_rng(7)
+    rows = tf.constant(rng.standard_normal((2, 1, 16)).astype("f"))
+    x = rng.standard_normal((1 << 18, 16)).astype("f")
+    x[5, 3], x[9, 0] = np.nan, -0.0
+    f = tf.function(lambda x: rows * x)
+    src = f.get_concrete_function(tf.constant(x)).source()
+    assert "out=recycled((2, 8192, 512), 'float32')" in src and "rows at a time" in src, src
+    assert_same_bits(f(tf.constant(x)).numpy(), (rows * tf.constant(x)).numpy())

@@ -169,16 +169,19 @@ _UNIQUE = {}  # id(key) -> (key, shape, names each element at most once, flat po
 
 
 def _scatter_plan(key, shape):
-    """``(once, flat)`` for integer-array ``key`` into ``shape``, worked out once per key:
-    whether it never names an element twice, and (where it does not, and holds one integer or
-    integer array per axis) the flat positions it names, else None."""
+    """``(once, flat)`` for ``key`` into ``shape``, worked out once per key: whether it never
+    names an element twice (slices, integers and masks never do; integer arrays may), and
+    (where it does not, and holds one integer or integer array per axis) the flat positions
+    it names, else None."""
     hit = _UNIQUE.get(id(key))
     if hit is not None and hit[0] is key and hit[1] == shape:
         return hit[2], hit[3]
-    count = np.zeros(shape, np.int32)
-    xp.add.at(count, key, 1)  # (raises for an index out of bounds, before anything is kept)
-    once = bool(count.max(initial=0) <= 1)
-    flat = _flat_positions(key, shape) if once else None
+    once, flat = True, None
+    if any(isinstance(k, np.ndarray) and k.dtype != bool for k in key):
+        count = np.zeros(shape, np.int32)
+        xp.add.at(count, key, 1)  # (raises for an index out of bounds, before anything is kept)
+        once = bool(count.max(initial=0) <= 1)
+        flat = _flat_positions(key, shape) if once else None
     if len(_UNIQUE) > 1024:
         _UNIQUE.clear()
     _UNIQUE[id(key)] = (key, shape, once, flat)  # holding the key keeps its id from being reused
@@ -210,21 +213,23 @@ def _flat_positions(key, shape):
 
 
 def _index_add(g, index, shape):
-    # generated code passes the key itself (the repr of an Index is a tuple)
+    # generated code passes the key itself (the repr of an Index is a tuple); the plan is
+    # looked up here first, without the call (a compressed Hessian makes three scatters)
     key = index.key if isinstance(index, Index) else index
-    out = xp.zeros(shape, dtype=g.dtype)
-    if any(isinstance(k, np.ndarray) and k.dtype != bool for k in key):
-        once, flat = _scatter_plan(key, tuple(shape))
-        if not once:
-            xp.add.at(out, key, g)  # integer arrays that name an element twice: accumulate
-        elif flat is not None:
-            # one index array into the raveled result: the same elements get the same values,
-            # 2-4x faster than NumPy's several-array assignment (a compressed Hessian's scatter)
-            out.reshape(-1)[flat] = g
-        else:
-            out[key] = g
+    hit = _UNIQUE.get(id(key))
+    if hit is not None and hit[0] is key and hit[1] == shape:
+        once, flat = hit[2], hit[3]
     else:
+        once, flat = _scatter_plan(key, tuple(shape))
+    out = xp.zeros(shape, dtype=g.dtype)
+    if flat is not None:
+        # one index array into the raveled result: the same elements get the same values,
+        # 2-4x faster than NumPy's several-array assignment (a compressed Hessian's scatter)
+        out.reshape(-1)[flat] = g
+    elif once:
         out[key] = g  # each element named at most once: a plain (fast) assignment
+    else:
+        xp.add.at(out, key, g)  # integer arrays that name an element twice: accumulate
     return out
 
 
