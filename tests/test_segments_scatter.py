@@ -52,6 +52,15 @@ def test_unsorted_segments_match_a_loop(how):
                          _segments_numpy(idata, np.array([1, 1, 0, 1]), 3, how)[0])
 
 
+def test_unsorted_segment_sqrt_n():
+    data = np.array([[1.0, 2.0], [3.0, -1.0], [4.0, 0.5], [2.0, 2.0]])
+    ids = np.array([2, 2, -1, 2])
+    s, count = _segments_numpy(data, ids, 4, "sum")
+    want = s / np.sqrt(np.maximum(count, 1))[:, None]
+    assert_same_bits(tf.math.unsorted_segment_sqrt_n(data, ids, 4).numpy(), want)
+    check_grads(lambda d: tf.math.unsorted_segment_sqrt_n(d, ids, 4), [data])
+
+
 @pytest.mark.parametrize("how", ["sum", "mean", "max", "min", "prod"])
 def test_sorted_segments_give_zero_for_empty_segments(how):
     data = np.array([[1.0, -2.0], [3.0, 0.5], [-1.0, 4.0], [2.0, 2.0]])
@@ -144,6 +153,8 @@ def test_a_message_passing_step_eager_and_compiled():
     assert_same_bits(loss_c.numpy(), loss.numpy())
     assert_same_bits(g_c.numpy(), g.numpy())
     check_grads(lambda hh, ww: _gnn_step(hh, ww, src, dst, 5), [h, w.numpy()], order=1)
+    for _ in range(4):  # from the third tape of one structure on, a compiled derivative pass
+        assert_same_bits(grads(hv)[1].numpy(), g.numpy())
 
     @tf.function
     def traced_ids(d, ids):  # ids as arguments: the unsorted ops trace with them
@@ -203,3 +214,23 @@ def test_tensor_scatter_nd():
         return tf.tensor_scatter_nd_update(tt, ii, uu)
     got = traced(tf.constant(t), tf.constant(idx), tf.constant(upd))
     assert_same_bits(got.numpy(), tf.tensor_scatter_nd_update(t, idx, upd).numpy())
+
+
+def test_vectorized_map_over_examples_and_their_indices():
+    rng = np.random.default_rng(4)
+    x = tf.constant(rng.standard_normal((3, 5, 2)))
+    idx = tf.constant([[[1], [3]], [[0], [0]], [[4], [2]]])      # per-example indices
+    ids = tf.constant([[0, 1, 1, -1, 2], [2, 2, 0, 0, 1], [1, 1, 1, 1, 1]])
+    shifts = tf.constant([1, -2, 7])
+    fns = {
+        "scatter": lambda a: tf.tensor_scatter_nd_update(a[0], a[1], a[0][:2] * 2),
+        "segments": lambda a: (tf.math.unsorted_segment_mean(a[0], a[2], 3)
+                               + tf.math.unsorted_segment_prod(a[0], a[2], 3)
+                               + tf.math.unsorted_segment_max(a[0], a[2], 3)),
+        "roll": lambda a: tf.roll(a[0], a[3], 0),
+        "batch_dims": lambda a: tf.gather(a[0], [[1], [0], [1], [0], [1]], axis=1, batch_dims=1),
+    }
+    for name, f in fns.items():
+        got = tf.vectorized_map(f, (x, idx, ids, shifts)).numpy()
+        want = np.stack([f((x[k], idx[k], ids[k], shifts[k])).numpy() for k in range(3)])
+        assert_same_bits(got, want, name)

@@ -95,6 +95,23 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
     return _mean(x, ids, _num(num_segments))
 
 
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """The sum of each segment's rows over the square root of their number (0 for an
+    empty segment; negative ids dropped).
+
+    >>> import tapegrad as tf
+    >>> tf.math.unsorted_segment_sqrt_n([1.0, 3.0, 2.0], [0, 0, 1], 2).numpy().tolist()
+    [2.8284270763397217, 2.0]
+    """
+    x, ids = _args(data, segment_ids, "UnsortedSegmentSqrtN")
+    if x.dtype.kind != "f":
+        raise InvalidArgumentError(f"Value for attr 'T' of {x.dtype.name} is not in the list of "
+                                   f"allowed values: bfloat16, half, float, double "
+                                   f"[Op:UnsortedSegmentSqrtN]")
+    n = _num(num_segments)
+    return _sum(x, ids, n) / math_ops.sqrt(_counts(x, ids, n))
+
+
 def _unsorted(prim, op):
     def fn(data, segment_ids, num_segments, name=None):
         x, ids = _args(data, segment_ids, op)
@@ -204,6 +221,6 @@ def segment_prod(data, segment_ids, name=None):
     return bind(segments.unsorted_segment_prod_p, x, ids, num_segments=n)
 
 
-__all__ = ["unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max",
+__all__ = ["unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n", "unsorted_segment_max",
            "unsorted_segment_min", "unsorted_segment_prod", "segment_sum", "segment_mean",
            "segment_max", "segment_min", "segment_prod"]
