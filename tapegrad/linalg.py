@@ -1,3 +1,4 @@
 """``tf.linalg``."""
 from tapegrad.ops.linalg_ops import *  # noqa: F401,F403
 from tapegrad.ops.linalg_ops import matmul  # noqa: F401
+from tapegrad.ops.decomp_ops import *  # noqa: F401,F403

@@ -38,7 +38,7 @@ class Arg:
     def floating(self):
         if self.kind == "const":
             return np.asarray(self.value).dtype.kind == "f"
-        return self.kind in ("real", "pos", "unit", "away0", "range", "wellcond", "spd")
+        return self.kind in ("real", "pos", "unit", "away0", "range", "wellcond", "spd", "spread")
 
     def draw(self, rng, lead=()):
         shape = tuple(lead) + self.shape
@@ -64,6 +64,9 @@ class Arg:
             n = shape[-1]
             m = rng.standard_normal(shape)
             return m @ np.swapaxes(m, -1, -2) / n + np.eye(n)
+        if k == "spread":     # eigenvalues and singular values near 1, 2, 3...: well apart
+            m, n = shape[-2:]
+            return np.eye(m, n) * np.arange(1.0, n + 1) + 0.1 * rng.standard_normal(shape)
         if k == "const":
             v = np.asarray(self.value)
             return np.broadcast_to(v, tuple(lead) + v.shape).copy()
@@ -107,6 +110,10 @@ def Mat(*shape):
 
 def Spd(*shape):
     return Arg("spd", shape)
+
+
+def Spread(*shape):
+    return Arg("spread", shape)
 
 
 def Const(value):
@@ -418,6 +425,16 @@ SPECS = {
              label=f"{a} {b} lower={lo} adjoint={adj}")
         for lo in (True, False) for adj in (False, True)
         for a, b in [((3, 3), (3, 2)), ((2, 3, 3), (3, 1))]],
+    # decompositions (primitives/decompositions.py): packed outputs, lower triangle for eigh
+    "eigh": [Case(prim_fn("eigh"), [Spread(*s)], label=str(s)) for s in [(3, 3), (2, 3, 3)]],
+    "svd": [Case(prim_fn("svd", full_matrices=f), [Spread(*s)], label=f"{s} full={f}")
+            for s, f in [((3, 3), False), ((3, 3), True), ((4, 2), False), ((2, 4), False),
+                         ((2, 4, 3), False)]],
+    "qr": [Case(prim_fn("qr", full_matrices=f), [Spread(*s)], label=f"{s} full={f}")
+           for s, f in [((3, 3), False), ((4, 2), False), ((2, 4), False), ((2, 4), True),
+                        ((2, 4, 3), False)]],
+    "expm": [Case(prim_fn("expm"), [Rng(-1.0, 1.0, *s)], label=str(s))
+             for s in [(3, 3), (2, 2, 2), (1, 1)]],
 }
 
 # Convolution and pooling (channels last, explicit padding): table over dimensions, strides,
