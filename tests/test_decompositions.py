@@ -176,6 +176,43 @@ def test_eager_and_compiled_agree_bit_for_bit():
         assert_same_bits(a.numpy(), b.numpy())
 
 
+def test_repeated_eager_gradients_keep_their_bits():
+    """From the third gradient of one tape structure on, the derivative pass runs as
+    generated code (compile/derivative_cache.py): the same numbers."""
+    x = tf.constant(_spread(5, 3))
+    w = tf.constant(RNG.standard_normal((3,)))
+    first = _value_and_grad(x, w)
+    for _ in range(4):
+        again = _value_and_grad(x, w)
+        for a, b in zip(first, again):
+            assert_same_bits(a.numpy(), b.numpy())
+
+
+def test_jacobians_batch_the_rules():
+    a = tf.constant(_spread(3, 3))
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(a)
+        e, v = tf.linalg.eigh(a)
+        q = tf.linalg.qr(a).q
+        s = tf.linalg.svd(a, compute_uv=False)
+    for y in (e, v, q, s):
+        jac = t.jacobian(y, a).numpy()
+        rows = [t.gradient(y, a, output_gradients=tf.constant(np.eye(y.numpy().size)[i]
+                                                              .reshape(y.shape))).numpy()
+                for i in range(y.numpy().size)]
+        np.testing.assert_allclose(jac.reshape((-1, 3, 3)), np.stack(rows), atol=1e-12)
+
+
+def test_lstsq_regularizer_is_exact_and_differentiable():
+    a, b = _spread(5, 3), RNG.standard_normal((5, 2))
+    lam = tf.constant(0.3, tf.float64)
+    check_grads(lambda x, l: tf.linalg.lstsq(x, b, l2_regularizer=l), [a, lam], order=2)
+    # a Python number is taken in the matrix's dtype: 0.3, not float32's 0.30000001
+    at = a.T
+    np.testing.assert_allclose(tf.linalg.lstsq(a, b, l2_regularizer=0.3).numpy(),
+                               np.linalg.solve(at @ a + 0.3 * np.eye(3), at @ b), rtol=1e-14)
+
+
 # ---- TensorFlow's edges -------------------------------------------------------------------
 def test_degenerate_eigenvalues_give_tensorflows_finite_gradient():
     """TensorFlow divides by eigenvalue gaps with a safe reciprocal x / (x^2 + 1e-20): an
@@ -239,25 +276,34 @@ def test_bad_inputs_get_clear_errors():
 
 # ---- programs -----------------------------------------------------------------------------
 def test_spectral_norm_penalty_trained_with_a_tape():
-    """Least squares with a penalty on the largest singular value of the weights."""
-    x = RNG.standard_normal((32, 4))
-    w_true = _spread(4, 3) * 3.0
-    y = x @ w_true
-    w = tf.Variable(RNG.standard_normal((4, 3)))
+    """Least squares with a penalty on the largest singular value of the weights, trained
+    to a stationary point by gradient descent."""
+    rng = np.random.RandomState(1)
+    x = rng.standard_normal((32, 4))
+    y = x @ (np.eye(4, 3) * [1.0, 2.0, 3.0] + 0.1 * rng.standard_normal((4, 3)))
+    w = tf.Variable(rng.standard_normal((4, 3)))
 
     def loss(w):
         fit = tf.reduce_mean((tf.matmul(x, w) - y) ** 2)
         return fit + 0.5 * tf.linalg.svd(w, compute_uv=False)[0]
 
-    first = float(loss(w))
-    for _ in range(200):
+    def grad(w):
         with tf.GradientTape() as t:
             value = loss(w)
-        w.assign_sub(0.05 * t.gradient(value, w))
-    assert float(loss(w)) < 0.1 * first
-    # the penalty pulled the top singular value below the unpenalised solution's
-    assert np.linalg.svd(w.numpy(), compute_uv=False)[0] < np.linalg.svd(
-        w_true, compute_uv=False)[0]
+        return value, t.gradient(value, w)
+
+    first, g0 = grad(w)
+    for _ in range(300):
+        value, g = grad(w)
+        w.assign_sub(0.1 * g)
+    value, g = grad(w)
+    assert float(value) < 0.5 * float(first)
+    assert np.abs(g.numpy()).max() < 1e-3 * np.abs(g0.numpy()).max()
+    # at the optimum the penalty's pull balances the fit: the top singular value is smaller
+    # than the unpenalised least-squares solution's
+    w_ls = np.linalg.lstsq(x, y, rcond=None)[0]
+    s = np.linalg.svd(w.numpy(), compute_uv=False)
+    assert s[0] < np.linalg.svd(w_ls, compute_uv=False)[0] - 0.01
     check_grads(loss, [w.numpy()], order=2)
 
 

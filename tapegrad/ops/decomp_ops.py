@@ -11,12 +11,13 @@ import collections
 import numpy as np
 
 from tapegrad.core.dispatch import bind
+from tapegrad.core.tensor import Tensor
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import tensor as _tensor
 from tapegrad.ops.array_ops import eye
 from tapegrad.ops._convert import binary
 from tapegrad.ops.linalg_ops import _matrices, cholesky, cholesky_solve, matmul, matrix_transpose
-from tapegrad.primitives import decompositions as dec
+from tapegrad.primitives import decompositions
 
 __all__ = ["eigh", "eigvalsh", "expm", "lstsq", "pinv", "qr", "svd"]
 
@@ -36,7 +37,7 @@ def eigh(tensor, name=None):
     >>> e.numpy().round(4).tolist()
     [1.0, 3.0]
     """
-    p = bind(dec.eigh_p, _matrices(tensor, "eigh"))
+    p = bind(decompositions.eigh_p, _matrices(tensor, "eigh"))
     return math_ops.real(p[..., 0, :]), p[..., 1:, :]
 
 
@@ -67,7 +68,8 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None):
     x = _matrices(tensor, "svd", square=False)
     m, n = x.shape[-2:]
     full = bool(full_matrices) and bool(compute_uv)  # TensorFlow ignores it for s alone
-    s, u, v = dec.svd_parts(bind(dec.svd_p, x, full_matrices=full), m, n, full)
+    packed = bind(decompositions.svd_p, x, full_matrices=full)
+    s, u, v = decompositions.svd_parts(packed, m, n, full)
     s = math_ops.real(s)
     return (s, u, v) if compute_uv else s
 
@@ -86,7 +88,8 @@ def qr(input, full_matrices=False, name=None):
     True
     """
     x = _matrices(input, "qr", square=False)
-    q, r = dec.qr_parts(bind(dec.qr_p, x, full_matrices=bool(full_matrices)), x.shape[-2])
+    packed = bind(decompositions.qr_p, x, full_matrices=bool(full_matrices))
+    q, r = decompositions.qr_parts(packed, x.shape[-2])
     return Qr(q, r)
 
 
@@ -99,7 +102,7 @@ def expm(input, name=None):
     >>> round(float(tf.linalg.expm([[0.0, 0.0], [0.0, 1.0]])[1, 1]), 4)
     2.7183
     """
-    return bind(dec.expm_p, _matrices(input, "expm"))
+    return bind(decompositions.expm_p, _matrices(input, "expm"))
 
 
 def pinv(a, rcond=None, validate_args=False, name=None):
@@ -155,10 +158,14 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
         raise NotImplementedError("lstsq is disabled for complex128 with l2_regularizer != 0, "
                                   "as in TensorFlow (poor accuracy)")
     m, n = a.shape[-2:]
-    l2 = math_ops.cast(_tensor(l2_regularizer), a.dtype)
+    gram = matmul(_adjoint(a), a) if m >= n else matmul(a, _adjoint(a))
+    if isinstance(l2_regularizer, Tensor) or l2_regularizer != 0:  # as TensorFlow: a Python
+        # number in the matrix's dtype (0.3 stays 0.3 in float64), no term for a plain 0
+        l2 = math_ops.cast(l2_regularizer, a.dtype) if isinstance(l2_regularizer, Tensor) \
+            else _tensor(l2_regularizer, a.dtype)
+        gram = gram + l2 * eye(min(m, n), dtype=a.dtype)
+    chol = cholesky(gram)
     if m >= n:
-        gram = matmul(_adjoint(a), a) + l2 * eye(n, dtype=a.dtype)
-        return cholesky_solve(cholesky(gram), matmul(_adjoint(a), b))
-    gram = matmul(a, _adjoint(a)) + l2 * eye(m, dtype=a.dtype)
-    return matmul(_adjoint(a), cholesky_solve(cholesky(gram), b))
+        return cholesky_solve(chol, matmul(_adjoint(a), b))
+    return matmul(_adjoint(a), cholesky_solve(chol, b))
 
