@@ -239,6 +239,21 @@ def test_eigh_gradient_lives_on_the_lower_triangle():
     assert (np.triu(g, 1) == 0).all() and np.abs(np.tril(g, -1)).max() > 0
 
 
+def test_nan_and_inf_inputs_as_tensorflow():
+    bad = np.array([[[np.nan, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 1.0]]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="eigh"):
+        tf.linalg.eigh(bad)
+    e, v = tf.linalg.eigh(np.array([[1.0, np.inf], [0.0, 1.0]]))  # the upper triangle is unread
+    np.testing.assert_allclose(e.numpy(), [1.0, 1.0])
+    for x in (bad, np.where(np.isnan(bad), np.inf, bad)):
+        s, u, v = tf.linalg.svd(x)  # NaN factors for the matrix that holds them, as TF
+        assert np.isnan(s[0].numpy()).all() and np.isnan(u[0].numpy()).all()
+        np.testing.assert_allclose(s[1].numpy(), [2.0, 1.0])
+        assert np.isnan(tf.linalg.pinv(x)[0].numpy()).all()
+    compiled = tf.function(lambda x: tf.linalg.svd(x)[1])(tf.constant(bad))
+    assert_same_bits(compiled.numpy(), tf.linalg.svd(bad)[1].numpy())
+
+
 def test_refused_derivatives_raise_as_tensorflow():
     a = tf.constant(_spread(4, 2))
     with tf.GradientTape(persistent=True) as t:

@@ -21,6 +21,7 @@ import numpy as np
 
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.tensor import Tensor
+from tapegrad.errors import InvalidArgumentError
 from tapegrad.primitives.api import (band_part, concat, diag, diag_part, expand_dims, matmul,
                                      matrix_transpose, triangular_solve, where,
                                      zeros_like)
@@ -63,6 +64,9 @@ def _matrix_abstract(name, a):
 
 # ---- eigh: symmetric (Hermitian) eigendecomposition, lower triangle read --------------------
 def _eigh(a):
+    if not xp.isfinite(xp.tril(a)).all():  # NumPy would give partly NaN factors
+        raise InvalidArgumentError("eigh: Self-adjoint eigen decomposition was not "
+                                   "successful: the input holds NaN or inf (as TensorFlow)")
     w, v = xp.linalg.eigh(a)  # UPLO='L', as TensorFlow
     return xp.concatenate([w[..., None, :].astype(v.dtype), v], axis=-2)
 
@@ -110,10 +114,16 @@ def _svd(a, full_matrices):
     k, ku, kv, w = _svd_sizes(m, n, full_matrices)
     out = xp.zeros(a.shape[:-2] + (m + n + 1, w), a.dtype)
     if out.size:
+        # LAPACK refuses NaN and inf; TensorFlow gives NaN factors for those matrices
+        bad = ~xp.isfinite(a).all(axis=(-2, -1))
+        if bad.any():
+            a = xp.where(bad[..., None, None], xp.zeros((), a.dtype), a)
         u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
         out[..., :m, :ku] = u
         out[..., m:m + n, :kv] = xp.conj(xp.swapaxes(vh, -1, -2))
         out[..., m + n, :k] = s
+        if bad.any():
+            out[bad] = np.nan
     return out
 
 
