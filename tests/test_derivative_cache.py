@@ -147,6 +147,25 @@ def test_unconnected_sources_and_zero_fill(fresh_cache):
         assert runs[-1][1]
 
 
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_jacobians_of_a_watched_source_off_the_tape(mode, fresh_cache):
+    # z is watched but never used: the compiled pass has a stand-in input for it (the
+    # shape of its zeros), which the call once did not pass (TypeError on the third call)
+    x, z = tf.constant([0.3, 0.7]), tf.constant([1.0, 2.0, 3.0])
+
+    def jac(i):
+        with tf.GradientTape() as g:
+            g.watch([x, z])
+            y = tf.sin(x) * (x + i)
+        return g.jacobian(y, [x, z], mode=mode, unconnected_gradients="zero")
+
+    runs = _repeat(jac)
+    assert runs[-1][1]
+    for i, (got, _) in enumerate(runs):
+        _assert_same([t.numpy() for t in got], [t.numpy() for t in _reference(jac, i)])
+        np.testing.assert_array_equal(got[1].numpy(), np.zeros((2, 3), np.float32))
+
+
 def test_watched_intermediates_multiple_targets_and_output_gradients(fresh_cache):
     rng = np.random.default_rng(2)
 
@@ -338,6 +357,30 @@ def test_replay_falls_back_when_one_object_fills_two_leaves_places(fresh_cache):
     _assert_same([t.numpy() for t in got], [t.numpy() for t in _loop_reference(ws[0], ws)])
 
 
+def test_replay_falls_back_when_an_output_stands_in_a_leafs_place(fresh_cache):
+    # remembered: sin(x) * c with c a leaf; now sin(x) * sin(x): the same primitives, shapes
+    # and wiring of x, but the second factor is an output, whose cotangent flows on into
+    # sin (the replay once took it as a leaf and gave cos(x) * sin(x), half the gradient)
+    rng = np.random.default_rng(10)
+    x = tf.constant(rng.standard_normal(3))
+    c = tf.constant(rng.standard_normal(3))
+
+    def grad(square):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            s = tf.sin(x)
+            y = tf.reduce_sum(s * (s if square else c))
+        return g.gradient(y, x)
+
+    for _ in range(4):
+        grad(False)
+    before = derivative_cache.replay_hits()
+    got = grad(True)
+    assert derivative_cache.replay_hits() == before
+    _assert_same([got.numpy()], [_reference(lambda _: grad(True), 0).numpy()])
+    np.testing.assert_allclose(got.numpy(), np.sin(2 * x.numpy()), rtol=1e-12)
+
+
 @pytest.mark.parametrize("change", ["leaf", "dead leaf"])
 def test_replay_takes_new_leaves_of_the_same_shape_and_dtype(change, fresh_cache):
     # a new object in a leaf's place (an inner gradient's cotangent of ones, a constant made each step)
@@ -425,3 +468,29 @@ def test_bias_gradients_are_the_same_sums_eager_compiled_and_cached(fresh_cache)
     for want, got, again in zip(plain, compiled, cached[-1][0]):
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(again, want)
+
+
+def test_an_eager_chain_with_scalar_leaves_runs_one_fused_product(fresh_cache):
+    # W6's eager chain: its 1.0001 and 0.1 are leaves of the tape (inputs of the cached
+    # pass, not constants), and the chain's factors still go into one multiply.reduce
+    from test_fusion import FUSED, special
+
+    from tapegrad.testing import assert_same_bits
+
+    def grad(x):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            y = x
+            for k in range(40):
+                y = [tf.sin, lambda v: v * 1.0001, tf.tanh, lambda v: v + 0.1, tf.exp][k % 5](y)
+            s = tf.reduce_sum(y)
+        return g.gradient(s, x)
+
+    for seed in range(5):
+        x = tf.constant(special((16,), "float32", seed) * 0.5)
+        with np.errstate(all="ignore"):
+            got = grad(x)
+            want = _reference(lambda _: grad(x), 0)
+        assert_same_bits(got.numpy(), want.numpy())
+    assert derivative_cache.hits() >= 2
+    assert any(FUSED in src for src in derivative_cache.cached_sources())

@@ -157,6 +157,25 @@ def test_scalar_constants_and_products_in_any_operand_order():
     assert FUSED in src
 
 
+@pytest.mark.parametrize("scalar", [0.5, np.nan, -0.0, np.inf, -3e38])
+def test_scalar_inputs_are_factors_as_scalar_constants_are(scalar):
+    # a 0-d argument (a tape's leaf in a cached derivative pass: the 1.0001 of x * 1.0001)
+    # fills its factor rows by broadcasting, as a scalar constant does: the chain fuses
+    a = special((5,), "float32", 1)
+    bs = [special((5,), "float32", s) for s in range(2, 9)]
+
+    def f(x, c, *ys):
+        acc = x * c
+        for k, y in enumerate(ys):
+            acc = (c * acc) if k % 2 else (acc * c)
+            acc = acc * y
+        return acc
+
+    with np.errstate(all="ignore"):
+        src = run_both(f, a, np.asarray(scalar, np.float32), *bs)
+    assert FUSED in src
+
+
 def test_an_intermediate_used_twice_ends_the_chain():
     xs = [special((6,), "float64", s) for s in range(32)]
 

@@ -34,13 +34,13 @@ Switch it off with ``tapegrad.config.set_derivative_cache(False)``.
 (1, 1)
 """
 import threading
-import weakref
 
 from tapegrad import config
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.primitives import memo
+from tapegrad.compile.replay import Replay
 from tapegrad.tape.backward import backward
 from tapegrad.tape.jacobians import tape_jacobians
 from tapegrad.tape.structure import structure
@@ -55,16 +55,19 @@ _lock = threading.Lock()
 _seen = {}           # cheap pre-key -> None: structures worth keying in full
 _cache = {}          # full key -> number of sightings (int), _FAILED, or a _Compiled
 _hits = [0]          # passes computed by generated code (for tests and curiosity)
-_replays = {}        # (n, first prim, last prim) -> _Replay: the last compiled gradient
-_replay_hits = [0]   # of those, the ones recognised by _Replay.matches (no key built)
+_replays = {}        # (n, first prim, last prim) -> Replay: the last compiled gradient
+_replay_hits = [0]   # of those, the ones recognised by Replay.matches (no key built)
 
 
 class _Compiled:
-    __slots__ = ("fn", "source", "outputs")
+    __slots__ = ("fn", "source", "outputs", "leaves", "outs", "cts", "extra")
 
-    def __init__(self, fn, source, outputs):
+    def __init__(self, fn, source, outputs, takes):
         self.fn, self.source = fn, source
         self.outputs = outputs  # per program output: which result it is
+        # the arguments it reads (the others are not passed): the leaves, entry outputs,
+        # targets' cotangents and off-tape sources at these indices, in this order
+        self.leaves, self.outs, self.cts, self.extra = takes
 
 
 # -- the two kinds of pass ------------------------------------------------------------------
@@ -90,12 +93,12 @@ def gradient(entries, n, targets, source_ids):
         compiled, key, leaves, sources = found
         # a source off the tape is not remembered: its id could come back as another tensor's
         if len(sources) == len(source_ids):
-            rep = _Replay(compiled, key, entries, n, leaves, targets, sources)
+            rep = Replay(compiled, key, entries, n, leaves, targets, sources)
             with _lock:
                 if len(_replays) >= MAX_KEYS:
                     _replays.clear()
                 _replays[where] = rep
-    results = _call(compiled, entries, n, leaves, targets, len(sources))
+    results = _call(compiled, entries, leaves, targets, len(sources))
     return {sid: r for (_, sid), r in zip(sources, results) if r is not None}
 
 
@@ -108,7 +111,7 @@ def jacobian(entries, n, target, sources, mode, chunk_size):
     if found is None:
         return None
     compiled, _, leaves, sources = found
-    return _call(compiled, entries, n, leaves, targets, len(sources))
+    return _call(compiled, entries, leaves, targets, len(sources), sources)
 
 
 def _run_pass(what, sym_entries, sym_targets, sym_sources):
@@ -162,81 +165,6 @@ def _find(entries, n, targets, sources, what, sort_sources=False):
         if hit is None:
             return None
     return hit, key, leaves, sources
-
-
-class _Replay:
-    """The last tape whose gradient ran a compiled pass, for checking the next one cheaply.
-
-    A training loop's tapes differ from step to step only in their intermediate tensors:
-    the primitives, params and wiring are the same, and so are most leaves (variables, the
-    data, cached constants): the same objects. So instead of building and hashing the
-    structure key, ``matches`` walks the new tape once with identity checks: each argument
-    is either the output of the entry the key names, or a leaf in the key's place. A leaf
-    is the very object the key was made with (held weakly; a leaf's shape and dtype cannot
-    change), or a new one of the same shape and dtype that nothing else on the tape is
-    (the ones cotangent of an inner gradient, a constant made each step: the key numbers leaves by
-    first use and records only their shapes and dtypes, so the key is the same). Anything
-    else falls back to the key.
-    """
-
-    __slots__ = ("compiled", "plan", "leaf_refs", "leaf_types", "targets", "source_ids",
-                 "sources", "derived")
-
-    def __init__(self, compiled, key, entries, n, leaves, targets, sources):
-        self.compiled, self.sources = compiled, sources
-        self.derived = next((p[1] for p in key if p[0] == "derived"), ())
-        self.plan = [(entries[k][0], key[k][1], entries[k][2]) for k in range(n)]
-        self.leaf_refs = [weakref.ref(a) for a in leaves]
-        self.leaf_types = [(a._value.shape, a._value.dtype) for a in leaves]
-        self.targets = [(next(k for k in range(n) if id(entries[k][3]) == sid),
-                         g._value.shape, g._value.dtype) for sid, g in targets.items()]
-        self.source_ids = {sid for _, sid in sources}
-
-    def matches(self, entries, n, targets, source_ids):
-        """This tape's leaves, in the key's order, if its key is the remembered one's; else
-        None."""
-        if source_ids != self.source_ids or len(targets) != len(self.targets):
-            return None
-        refs_ = self.leaf_refs
-        plan = self.plan
-        got = [None] * len(refs_)  # the new tape's leaf in each place
-        placed = set()  # ids of the leaves placed so far: a leaf fills one place only
-        # plan has n entries: zip stops there (a persistent tape may hold more)
-        for (prim, args, params, out), (pprim, refs, pparams) in zip(entries, plan):
-            if prim is not pprim or type(out) is not Tensor or len(args) != len(refs) \
-                    or (params != pparams if params or pparams else False):
-                return None
-            for a, r in zip(args, refs):
-                if r >= 0:
-                    if a is not entries[r][3]:
-                        return None
-                    continue
-                i = -1 - r
-                g = got[i]
-                if g is not None:
-                    if g is not a:
-                        return None
-                    continue
-                if id(a) in placed:
-                    return None
-                if a is not refs_[i]():
-                    v = getattr(a, "_value", None)
-                    if type(a) not in (Tensor, Variable) or \
-                            (v.shape, v.dtype) != self.leaf_types[i]:
-                        return None
-                got[i] = a
-                placed.add(id(a))
-        for (sid, g), (k, shape, dtype) in zip(targets.items(), self.targets):
-            if id(entries[k][3]) != sid or type(g) is not Tensor \
-                    or g._value.shape != shape or g._value.dtype != dtype:
-                return None
-        for r, sid in self.sources:  # the same ids, and in the same places
-            if (id(entries[r][3]) if r >= 0 else id(got[-1 - r])) != sid:
-                return None
-        for k, name, j in self.derived:  # the pass reads these derived values off the tape
-            if memo.derived_values(entries[k][3]).get(name) is not entries[j][3]:
-                return None
-        return got
 
 
 def _key(entries, n, targets, sources, sort_sources):
@@ -305,16 +233,19 @@ class _Eligible(dict):
 _ELIGIBLE = _Eligible()
 
 
-def _values(entries, n, leaves, targets):
-    vals = [a._value for a in leaves]
-    vals += [entries[k][3]._value for k in range(n)]
-    vals += [g._value for g in targets.values() if g is not None]
+def _values(compiled, entries, leaves, targets, sources):
+    vals = [leaves[i]._value for i in compiled.leaves]
+    vals += [entries[k][3]._value for k in compiled.outs]
+    if compiled.cts:
+        cts = [g._value for g in targets.values() if g is not None]
+        vals += [cts[j] for j in compiled.cts]
+    vals += [sources[p]._value for p in compiled.extra]
     return vals
 
 
-def _call(compiled, entries, n, leaves, targets, n_sources):
+def _call(compiled, entries, leaves, targets, n_sources, sources=()):
     _hits[0] += 1
-    r = compiled.fn(*_values(entries, n, leaves, targets))
+    r = compiled.fn(*_values(compiled, entries, leaves, targets, sources))
     if len(compiled.outputs) == 1:
         r = (r,)
     results = [None] * n_sources
@@ -339,37 +270,63 @@ def _compile(entries, n, leaves, key, what):
                     for i, a in enumerate(leaves)]
             outs = [b.add_input(e[3]._value.shape, e[3]._value.dtype, f"y{k}")
                     for k, e in enumerate(entries[:n])]
-            sym_targets, table = {}, {}
+            sym_targets, table, cts, extra = {}, {}, [], {}
             for part in key:
                 if part[0] == "derived":
                     for k, name, j in part[1]:
                         table.setdefault(id(outs[k]), (outs[k], {}))[1][name] = outs[j]
                 if part[0] == "target":
                     k = part[1]
-                    sym_targets[id(outs[k])] = (outs[k] if len(part) == 2 else
-                                                b.add_input(part[2], part[3], "target_ct"))
+                    if len(part) == 2:  # a Jacobian's: its basis rows
+                        sym_targets[id(outs[k])] = outs[k]
+                    else:
+                        sym_targets[id(outs[k])] = ct = b.add_input(part[2], part[3], "target_ct")
+                        cts.append(ct._var.name)
             sym_entries = []
             for k in range(n):
                 prim, _, params, _ = entries[k]
                 ins = tuple(syms[-1 - r] if r < 0 else outs[r] for r in key[k][1])
                 sym_entries.append((prim, ins, params, outs[k]))
             sym_sources = []
-            for r in key[-1][1:]:
+            for p, r in enumerate(key[-1][1:]):
                 if type(r) is int:
                     sym_sources.append(syms[-1 - r] if r < 0 else outs[r])
-                else:  # off the tape: a stand-in that nothing depends on
+                else:  # off the tape: a stand-in that nothing depends on (its zeros' shape)
                     sym_sources.append(b.add_input(r[0], r[1], "unused"))
+                    extra[sym_sources[-1]._var.name] = p
             with memo.given(table):
                 results = _run_pass(what, sym_entries, sym_targets, sym_sources)
             found = [i for i, r in enumerate(results) if r is not None]
             if not found:
                 return None
             program = b.build([results[i] for i in found])
-        program = check(optimize(program))
+        program, takes = _read_only_what_it_uses(
+            optimize(program), [s._var.name for s in syms], [o._var.name for o in outs],
+            cts, extra)
+        program = check(program)
         fn, source = compile_program(program, "derivative")
     except Exception:  # noqa: BLE001 - any failure: this structure stays interpretive
         return None
-    return _Compiled(fn, source, tuple(found))
+    return _Compiled(fn, source, tuple(found), takes)
+
+
+def _read_only_what_it_uses(program, leaves, outs, cts, extra):
+    """The program without the inputs it never reads (most entry outputs of a reverse pass:
+    a call with all of them costs more than the pass on small arrays), and the indices
+    of the leaves, entry outputs, cotangents and off-tape sources it keeps (``_Compiled``)."""
+    used = {v.name for e in program.equations for v in e.inputs}
+    used.update(v.name for v in program.outputs)
+    kept = tuple(v for v in program.inputs if v.name in used)
+    names = [v.name for v in kept]
+    at = {name: i for i, name in enumerate(names)}
+    takes = tuple(tuple(i for i, name in enumerate(group) if name in at)
+                  for group in (leaves, outs, cts))
+    takes += (tuple(extra[name] for name in names if name in extra),)
+    order = [name for group in (leaves, outs, cts) for name in group if name in at]
+    order += [name for name in names if name in extra]
+    if order != names:  # the inputs are made in this order: keep them so
+        raise ValueError("derivative program inputs out of order")
+    return program.replace(inputs=kept), takes
 
 
 def cached_sources():

@@ -128,7 +128,10 @@ def fused_order(order, program):
 def chains(program, skip=()):
     """The product chains of ``program`` worth fusing (equations in ``skip`` are not used)."""
     eqs = program.equations
-    consts = {c.var.name for c in program.constants}
+    # scalars the program does not compute: constants, and 0-d inputs (a tape's leaves,
+    # which the derivative cache passes in): a factor row is filled from them by broadcasting
+    consts = {c.var.name for c in program.constants} | {
+        v.name for v in list(program.inputs) + list(program.captures) if v.ndim == 0}
     uses = {}
     for e in eqs:
         for v in e.inputs:

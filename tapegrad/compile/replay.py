@@ -1,0 +1,160 @@
+"""The replay check of the compiled derivative passes: is this tape the last one again?
+
+A training loop's tapes differ from step to step only in their intermediate tensors: the
+primitives, params and wiring are the same, and so are most leaves (variables, the data,
+cached constants): the same objects. So instead of building and hashing the structure key
+(``tape/structure.py``, ~0.4 us per entry), ``Replay.matches`` compares the new tape with the
+last one that ran a compiled gradient (``compile/derivative_cache.py``), by identity.
+
+Each argument is either the output of the entry the key names, or a leaf in the key's place.
+A leaf is the very object the key was made with (held weakly; a leaf's shape and dtype cannot
+change), or a new Tensor or Variable of the same shape and dtype that is nothing else on the
+tape: no other leaf, and no entry's output (the key numbers leaves by first use and records
+only their shapes and dtypes, so the key is then the same; an output in a leaf's place is
+another structure, whose cotangent would flow on through the entry that made it). Anything
+else falls back to the key.
+
+The comparisons run as whole-tuple operations (the primitives, params, argument counts and
+output types of all entries at once; every argument that names an earlier output in one
+identity ``map``), not as a Python loop over the arguments: ~4x less per entry.
+
+>>> import tapegrad as tf
+>>> from tapegrad.compile import derivative_cache
+>>> x = tf.constant([1.0, 2.0])
+>>> def step():
+...     with tf.GradientTape() as g:
+...         g.watch(x)
+...         y = tf.reduce_sum(tf.sin(x) * x)
+...     return g.gradient(y, x)
+>>> derivative_cache.clear()
+>>> _ = [step() for _ in range(4)]  # noted, keyed, compiled (and remembered), replayed
+>>> derivative_cache.replay_hits()
+1
+"""
+import itertools
+import operator
+import weakref
+
+from tapegrad.core.tensor import Tensor, Variable
+from tapegrad.primitives import memo
+from tapegrad.util.keys import FLOAT_TYPES, exact
+
+_is = operator.is_
+_flat = itertools.chain.from_iterable
+_CONCRETE = (Tensor, Variable)
+
+
+def _getter(positions):
+    """``seq -> tuple(seq[p] for p in positions)`` at C speed (``itemgetter`` gives a bare item
+    for one position, and fails for none)."""
+    if not positions:
+        return lambda seq: ()
+    if len(positions) == 1:
+        p = positions[0]
+        return lambda seq: (seq[p],)
+    return operator.itemgetter(*positions)
+
+
+def _exact_items(params):
+    return tuple((k, exact(v)) for k, v in params.items())
+
+
+class Replay:
+    """The last tape whose gradient ran the compiled pass ``compiled`` (see the module).
+
+    ``key``: its structure key; ``entries[:n]``: its entries; ``leaves``: its leaves, in the
+    key's order; ``targets``: ``{id: cotangent Tensor}``; ``sources``: ``[(ref, id)]`` in the
+    key's order.
+    """
+
+    __slots__ = ("compiled", "sources", "derived", "prims", "params", "exact_params", "nargs",
+                 "out_types", "inner", "inner_refs", "first", "again", "again_leaf",
+                 "leaf_refs", "leaf_types", "targets", "source_ids")
+
+    def __init__(self, compiled, key, entries, n, leaves, targets, sources):
+        self.compiled, self.sources = compiled, sources
+        self.derived = next((p[1] for p in key if p[0] == "derived"), ())
+        self.prims = tuple(entries[k][0] for k in range(n))
+        self.params = tuple(entries[k][2] for k in range(n))
+        # dict equality says 0.0 == -0.0: entries with float params compare exact keys too
+        self.exact_params = tuple(
+            (k, _exact_items(p)) for k, p in enumerate(self.params)
+            if p and not FLOAT_TYPES.isdisjoint(map(type, p.values())))
+        refs = [key[k][1] for k in range(n)]
+        self.nargs = tuple(map(len, refs))
+        self.out_types = (Tensor,) * n
+        flat = list(_flat(refs))
+        inner = [p for p, r in enumerate(flat) if r >= 0]
+        self.inner, self.inner_refs = _getter(inner), _getter([flat[p] for p in inner])
+        first, again, again_leaf, seen = [], [], [], set()
+        for p, r in enumerate(flat):
+            if r < 0:
+                if r in seen:
+                    again.append(p)
+                    again_leaf.append(-1 - r)
+                else:
+                    seen.add(r)
+                    first.append(p)  # leaves are numbered by first use: in this order
+        self.first, self.again = _getter(first), _getter(again)
+        self.again_leaf = _getter(again_leaf)
+        self.leaf_refs = [weakref.ref(a) for a in leaves]
+        self.leaf_types = [(a._value.shape, a._value.dtype) for a in leaves]
+        self.targets = [(next(k for k in range(n) if id(entries[k][3]) == sid),
+                         g._value.shape, g._value.dtype) for sid, g in targets.items()]
+        self.source_ids = {sid for _, sid in sources}
+
+    def matches(self, entries, n, targets, source_ids):
+        """This tape's leaves, in the key's order, if its key is the remembered one's; else
+        None."""
+        if source_ids != self.source_ids or len(targets) != len(self.targets):
+            return None
+        # a persistent tape may hold more than the n entries asked about
+        prims, params, args, outs = (), (), (), ()
+        if n:
+            prims, args, params, outs = zip(*(entries if len(entries) == n else entries[:n]))
+        if prims != self.prims or tuple(map(len, args)) != self.nargs \
+                or tuple(map(type, outs)) != self.out_types or params != self.params:
+            return None
+        for k, items in self.exact_params:
+            if _exact_items(params[k]) != items:
+                return None
+        flat = tuple(_flat(args))
+        if not all(map(_is, self.inner(flat), self.inner_refs(outs))):
+            return None
+        got = self.first(flat)
+        if not all(map(_is, self.again(flat), self.again_leaf(got))):
+            return None  # one leaf's place holds two objects
+        if not all(map(_is, got, [r() for r in self.leaf_refs])) and not self._new_leaves(
+                got, outs):
+            return None
+        for (sid, g), (k, shape, dtype) in zip(targets.items(), self.targets):
+            if id(outs[k]) != sid or type(g) is not Tensor \
+                    or g._value.shape != shape or g._value.dtype != dtype:
+                return None
+        for r, sid in self.sources:  # the same ids, and in the same places
+            if (id(outs[r]) if r >= 0 else id(got[-1 - r])) != sid:
+                return None
+        for k, name, j in self.derived:  # the pass reads these derived values off the tape
+            if memo.derived_values(outs[k]).get(name) is not outs[j]:
+                return None
+        return list(got)
+
+    def _new_leaves(self, got, outs):
+        """Whether leaves that are not the remembered objects may stand in their places:
+        concrete, of the same shape and dtype, distinct, and no output of this tape."""
+        if len(set(map(id, got))) != len(got):
+            return False  # one object in two leaves' places
+        made = None
+        for a, r, (shape, dtype) in zip(got, self.leaf_refs, self.leaf_types):
+            if a is r():
+                continue
+            if type(a) not in _CONCRETE:
+                return False
+            v = a._value
+            if v.shape != shape or v.dtype != dtype:
+                return False
+            if made is None:
+                made = set(map(id, outs))
+            if id(a) in made:
+                return False
+        return True
