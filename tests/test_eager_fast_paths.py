@@ -102,6 +102,30 @@ def test_nested_tapes_equal_the_plain_interpreter(cache, value, dtype):
         _same(d2y.numpy(), plain[1].numpy())
 
 
+@pytest.mark.parametrize("value", SPECIAL)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_scalar_snapshots_and_unit_compute_what_0d_arrays_compute(cache, value, dtype):
+    # a 0-d variable's snapshot and the unit cotangent hold NumPy scalars (scalar arithmetic
+    # skips the ufunc machinery); the same program on 0-d arrays gives the same bits
+    x = tf.Variable(np.asarray(value, dtype))
+    assert type(x.read_value()._value) is np.dtype(dtype).type
+    assert type(api.unit(np.dtype(dtype))._value) is np.dtype(dtype).type
+    runs = [_written(x) for _ in range(4)]
+    c = tf.constant(np.asarray(value, dtype))
+    assert type(c._value) is np.ndarray and c._value.ndim == 0
+    tf.config.set_derivative_cache(False)
+    with tf.GradientTape() as t2:
+        t2.watch(c)
+        with tf.GradientTape() as t1:
+            t1.watch(c)
+            y = c * c * c
+        dy = t1.gradient(y, c, output_gradients=tf.constant(np.ones((), dtype)))
+    d2y = t2.gradient(dy, c)
+    for got_dy, got_d2y in runs:
+        _same(got_dy.numpy(), dy.numpy())
+        _same(got_d2y.numpy(), d2y.numpy())
+
+
 @pytest.mark.parametrize("n_ops", [0, 1, 2])  # both sides of MIN_ENTRIES = 1
 def test_the_shortest_tapes_compile_and_equal_the_interpreter(cache, n_ops):
     assert derivative_cache.MIN_ENTRIES == 1

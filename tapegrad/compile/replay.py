@@ -40,6 +40,7 @@ from tapegrad.primitives import memo
 from tapegrad.util.keys import FLOAT_TYPES, exact
 
 _is = operator.is_
+_call = operator.call  # a weak reference's referent, in map()
 _flat = itertools.chain.from_iterable
 _CONCRETE = (Tensor, Variable)
 
@@ -95,7 +96,9 @@ class Replay:
                 else:
                     seen.add(r)
                     first.append(p)  # leaves are numbered by first use: in this order
-        self.first, self.again = _getter(first), _getter(again)
+        self.first = _getter(first)
+        # None: every leaf is used once (the common case, no check to make)
+        self.again = _getter(again) if again else None
         self.again_leaf = _getter(again_leaf)
         self.leaf_refs = [weakref.ref(a) for a in leaves]
         self.leaf_types = [(a._value.shape, a._value.dtype) for a in leaves]
@@ -112,19 +115,19 @@ class Replay:
         prims, params, args, outs = (), (), (), ()
         if n:
             prims, args, params, outs = zip(*(entries if len(entries) == n else entries[:n]))
-        if prims != self.prims or tuple(map(len, args)) != self.nargs \
-                or tuple(map(type, outs)) != self.out_types or params != self.params:
+        if prims != self.prims or params != self.params or tuple(map(len, args)) != self.nargs \
+                or tuple(map(type, outs)) != self.out_types:
             return None
-        for k, items in self.exact_params:
-            if _exact_items(params[k]) != items:
-                return None
+        if self.exact_params and any(_exact_items(params[k]) != items
+                                     for k, items in self.exact_params):
+            return None
         flat = tuple(_flat(args))
         if not all(map(_is, self.inner(flat), self.inner_refs(outs))):
             return None
         got = self.first(flat)
-        if not all(map(_is, self.again(flat), self.again_leaf(got))):
+        if self.again is not None and not all(map(_is, self.again(flat), self.again_leaf(got))):
             return None  # one leaf's place holds two objects
-        if not all(map(_is, got, [r() for r in self.leaf_refs])) and not self._new_leaves(
+        if not all(map(_is, got, map(_call, self.leaf_refs))) and not self._new_leaves(
                 got, outs):
             return None
         for (sid, g), (k, shape, dtype) in zip(targets.items(), self.targets):
@@ -137,7 +140,7 @@ class Replay:
         for k, name, j in self.derived:  # the pass reads these derived values off the tape
             if memo.derived_values(outs[k]).get(name) is not outs[j]:
                 return None
-        return list(got)
+        return got
 
     def _new_leaves(self, got, outs):
         """Whether leaves that are not the remembered objects may stand in their places:

@@ -166,20 +166,33 @@ def bind(prim, *args, **params):
             raise _op_error(prim, args, params, e) from None
     if st.recording_only:
         # eager code under a tape: compute, then let each recorder see the operation
-        for a in args:
-            if type(a) is Variable:
-                # a variable read is an operation of its own (see _bind_slow)
-                args = tuple([x.read_value() if type(x) is Variable else x for x in args])
-                break
-        try:
-            if len(args) == 1:
-                v = prim.impl(args[0]._value, **params) if params else prim.impl(args[0]._value)
-            elif len(args) == 2 and not params:
-                v = prim.impl(args[0]._value, args[1]._value)
-            else:
-                v = prim.impl(*[a._value for a in args], **params)
-        except (ValueError, IndexError, np.linalg.LinAlgError) as e:
-            raise _op_error(prim, args, params, e) from None
+        if len(args) == 2:  # the common case, unpacked: no loops
+            a, b = args
+            if type(a) is Variable or type(b) is Variable:
+                # a variable read is an operation of its own (see _bind_slow), in order
+                if type(a) is Variable:
+                    a = a.read_value()
+                if type(b) is Variable:
+                    b = b.read_value()
+                args = (a, b)
+            try:
+                v = prim.impl(a._value, b._value, **params) if params else \
+                    prim.impl(a._value, b._value)
+            except (ValueError, IndexError, np.linalg.LinAlgError) as e:
+                raise _op_error(prim, args, params, e) from None
+        else:
+            for a in args:
+                if type(a) is Variable:
+                    args = tuple([x.read_value() if type(x) is Variable else x for x in args])
+                    break
+            try:
+                if len(args) == 1:
+                    v = prim.impl(args[0]._value, **params) if params else \
+                        prim.impl(args[0]._value)
+                else:
+                    v = prim.impl(*[a._value for a in args], **params)
+            except (ValueError, IndexError, np.linalg.LinAlgError) as e:
+                raise _op_error(prim, args, params, e) from None
         out = _new(Tensor)  # Tensor._wrap, inlined: this runs for every recorded op
         out._value = v
         if not prim.nondiff:

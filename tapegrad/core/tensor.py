@@ -176,14 +176,17 @@ class Variable(Tensor):
             # the same snapshot: the tapes already link it to the variable, and the
             # gradient (a sum over reads) is the same. It saves work in hot loops.
             snap = self._snap  # one tuple, stored in one step: safe between threads
-            if snap is not None and snap[0] == state.epoch and snap[1] is self._value:
+            v = self._value
+            if snap is not None and snap[0] == state.epoch and snap[1] is v:
                 return snap[2]
-            val = Tensor._wrap(self._value)
+            # a scalar's snapshot holds a NumPy scalar: the recorded arithmetic on it skips
+            # the ufunc machinery of 0-d arrays (the same values, ~0.8 us less an operation)
+            val = Tensor._wrap(v[()] if v.ndim == 0 else v)
             for interp in st.readers:  # recorders: they return ``val`` itself
                 interp.read_variable(self, val)
             # stamped after the readers: a tape that began watching this variable just now
             # renewed the epoch, and it has seen this very snapshot
-            self._snap = (state.epoch, val._value, val)
+            self._snap = (state.epoch, v, val)
             return val
         val = Tensor._wrap(self._value)
         for interp in st.readers:  # the owner first (it gives the value), then recorders

@@ -446,10 +446,13 @@ class GradientTape(Interpreter):
         if one:
             c = _own(cts.get(id(sources)))
             return _zeros_for(sources) if c is None and zero else c
-        out = []
-        for s in sources:
-            c = _own(cts.get(id(s)))
-            out.append(_zeros_for(s) if c is None and zero else c)
+        out = [cts.get(id(s)) for s in sources]  # a model's weights: many sources
+        for i, c in enumerate(out):
+            if c is None:
+                if zero:
+                    out[i] = _zeros_for(sources[i])
+            elif is_unit(c):  # _own
+                out[i] = Tensor._wrap(c._value)
         return out if type(sources) is list else tuple(out)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
