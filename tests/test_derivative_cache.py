@@ -27,6 +27,13 @@ def fresh_cache(monkeypatch):
     derivative_cache.clear()
 
 
+@pytest.fixture(params=["loop", "tuples"])
+def replay_check(request, monkeypatch):
+    """Both sides of ``replay.SHORT``: the replay check's loop and its whole-tuple form."""
+    from tapegrad.compile import replay
+    monkeypatch.setattr(replay, "SHORT", 10**9 if request.param == "loop" else 0)
+
+
 def _grads(case, seed):
     """Gradients of a weighted sum of the case's output; arrays and weights from ``seed``."""
     xs = [tf.constant(a) for a in _draw(case, seed)]
@@ -299,7 +306,7 @@ def _loop_reference(x, ws, shape_op=tf.tanh, axis=None):
         tf.config.set_derivative_cache(True)
 
 
-def test_replay_recognises_a_training_loop_and_matches_the_interpreter(fresh_cache):
+def test_replay_recognises_a_training_loop_and_matches_the_interpreter(fresh_cache, replay_check):
     rng = np.random.default_rng(7)
     x = tf.constant(rng.standard_normal((5, 4)))
     ws = [tf.Variable(rng.standard_normal((4, 4))) for _ in range(3)]
@@ -312,7 +319,7 @@ def test_replay_recognises_a_training_loop_and_matches_the_interpreter(fresh_cac
 
 
 @pytest.mark.parametrize("change", ["prim", "param", "leaf dtype", "sources"])
-def test_replay_falls_back_when_anything_differs(change, fresh_cache):
+def test_replay_falls_back_when_anything_differs(change, fresh_cache, replay_check):
     rng = np.random.default_rng(8)
     x = tf.constant(rng.standard_normal((5, 4)))
     ws = [tf.constant(rng.standard_normal((4, 4))) for _ in range(3)]
@@ -343,7 +350,7 @@ def test_replay_falls_back_when_anything_differs(change, fresh_cache):
     assert derivative_cache.replay_hits() == before
 
 
-def test_replay_falls_back_when_one_object_fills_two_leaves_places(fresh_cache):
+def test_replay_falls_back_when_one_object_fills_two_leaves_places(fresh_cache, replay_check):
     # remembered: x @ w0 @ w1 @ w2 with four distinct leaves; now x is w0 itself (same shape,
     # same sources): the key numbers it once, so it is another structure
     rng = np.random.default_rng(8)
@@ -357,7 +364,7 @@ def test_replay_falls_back_when_one_object_fills_two_leaves_places(fresh_cache):
     _assert_same([t.numpy() for t in got], [t.numpy() for t in _loop_reference(ws[0], ws)])
 
 
-def test_replay_falls_back_when_an_output_stands_in_a_leafs_place(fresh_cache):
+def test_replay_falls_back_when_an_output_stands_in_a_leafs_place(fresh_cache, replay_check):
     # remembered: sin(x) * c with c a leaf; now sin(x) * sin(x): the same primitives, shapes
     # and wiring of x, but the second factor is an output, whose cotangent flows on into
     # sin (the replay once took it as a leaf and gave cos(x) * sin(x), half the gradient)
@@ -381,8 +388,27 @@ def test_replay_falls_back_when_an_output_stands_in_a_leafs_place(fresh_cache):
     np.testing.assert_allclose(got.numpy(), np.sin(2 * x.numpy()), rtol=1e-12)
 
 
+def test_replay_tells_float_params_apart_by_their_bits(fresh_cache, replay_check):
+    # dict equality says 0.0 == -0.0; the replay compares float params as the key does
+    x = tf.constant([1.0, 2.0])
+
+    def grad(c):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            y = tf.reduce_sum(tf.pad(x * x, [[1, 1]], constant_values=c))
+        return g.gradient(y, x)
+
+    for _ in range(4):
+        grad(0.0)
+    before = derivative_cache.replay_hits()
+    np.testing.assert_array_equal(grad(-0.0).numpy(), [2.0, 4.0])
+    assert derivative_cache.replay_hits() == before
+    grad(-0.0)
+    assert derivative_cache.replay_hits() == before  # -0.0's own structure, not yet replayed
+
+
 @pytest.mark.parametrize("change", ["leaf", "dead leaf"])
-def test_replay_takes_new_leaves_of_the_same_shape_and_dtype(change, fresh_cache):
+def test_replay_takes_new_leaves_of_the_same_shape_and_dtype(change, fresh_cache, replay_check):
     # a new object in a leaf's place (an inner gradient's cotangent of ones, a constant made each step)
     # leaves the structure key as it was: the replay takes it, with its values
     rng = np.random.default_rng(8)
@@ -399,7 +425,7 @@ def test_replay_takes_new_leaves_of_the_same_shape_and_dtype(change, fresh_cache
     _assert_same([t.numpy() for t in got], [t.numpy() for t in _loop_reference(x, ws)])
 
 
-def test_replay_of_an_inner_gradients_fresh_cotangent(fresh_cache):
+def test_replay_of_an_inner_gradients_fresh_cotangent(fresh_cache, replay_check):
     # a nested step (PINN-like): the outer tape records the inner gradient, whose cotangent of
     # ones is a new leaf every step; the outer gradient is replayed and stays exact
     rng = np.random.default_rng(3)
@@ -429,7 +455,7 @@ def test_replay_of_an_inner_gradients_fresh_cotangent(fresh_cache):
     _assert_same([t.numpy() for t in got], [t.numpy() for t in want])
 
 
-def test_an_unconnected_source_is_never_replayed(fresh_cache):
+def test_an_unconnected_source_is_never_replayed(fresh_cache, replay_check):
     rng = np.random.default_rng(9)
     x = tf.constant(rng.standard_normal((5, 4)))
     ws = [tf.constant(rng.standard_normal((4, 4))) for _ in range(3)]

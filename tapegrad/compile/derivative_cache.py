@@ -33,6 +33,7 @@ Switch it off with ``tapegrad.config.set_derivative_cache(False)``.
 >>> hits(), len(cached_sources())
 (1, 1)
 """
+import operator
 import threading
 
 from tapegrad import config
@@ -40,7 +41,7 @@ from tapegrad.core.dispatch import Primitive
 from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.primitives import memo
-from tapegrad.compile.replay import Replay
+from tapegrad.compile.replay import Replay, getter
 from tapegrad.tape.backward import backward
 from tapegrad.tape.jacobians import tape_jacobians
 from tapegrad.tape.structure import structure
@@ -66,8 +67,10 @@ class _Compiled:
         self.fn, self.source = fn, source
         self.outputs = outputs  # per program output: which result it is
         # the arguments it reads (the others are not passed): the leaves, entry outputs,
-        # targets' cotangents and off-tape sources at these indices, in this order
-        self.leaves, self.outs, self.cts, self.extra = takes
+        # targets' cotangents and off-tape sources at these indices, in this order (the
+        # first two as getters of a tuple of them)
+        leaves, outs, self.cts, self.extra = takes
+        self.leaves, self.outs = getter(leaves), getter(outs)
 
 
 # -- the two kinds of pass ------------------------------------------------------------------
@@ -81,16 +84,18 @@ def gradient(entries, n, targets, source_ids):
         return None
     where = (n, entries[0][0], entries[n - 1][0])
     rep = _replays.get(where)
-    leaves = rep.matches(entries, n, targets, source_ids) if rep is not None else None
-    if leaves is not None:
+    found = rep.matches(entries, n, targets, source_ids) if rep is not None else None
+    if found is not None:
         _replay_hits[0] += 1
         compiled, sources = rep.compiled, rep.sources
+        leaves, outs = found
     else:
         # sources in a canonical order (a set's order follows ids, which change every step)
         found = _find(entries, n, targets, source_ids, "gradient", sort_sources=True)
         if found is None:
             return None
         compiled, key, leaves, sources = found
+        outs = [e[3] for e in entries[:n]]
         # a source off the tape is not remembered: its id could come back as another tensor's
         if len(sources) == len(source_ids):
             rep = Replay(compiled, key, entries, n, leaves, targets, sources)
@@ -98,7 +103,7 @@ def gradient(entries, n, targets, source_ids):
                 if len(_replays) >= MAX_KEYS:
                     _replays.clear()
                 _replays[where] = rep
-    results = _call(compiled, entries, leaves, targets, len(sources))
+    results = _call(compiled, outs, leaves, targets, len(sources))
     return {sid: r for (_, sid), r in zip(sources, results) if r is not None}
 
 
@@ -111,7 +116,7 @@ def jacobian(entries, n, target, sources, mode, chunk_size):
     if found is None:
         return None
     compiled, _, leaves, sources = found
-    return _call(compiled, entries, leaves, targets, len(sources), sources)
+    return _call(compiled, [e[3] for e in entries[:n]], leaves, targets, len(sources), sources)
 
 
 def _run_pass(what, sym_entries, sym_targets, sym_sources):
@@ -233,19 +238,26 @@ class _Eligible(dict):
 _ELIGIBLE = _Eligible()
 
 
-def _values(compiled, entries, leaves, targets, sources):
-    vals = [leaves[i]._value for i in compiled.leaves]
-    vals += [entries[k][3]._value for k in compiled.outs]
+def _values(compiled, outs, leaves, targets, sources):
+    """The arguments of ``compiled.fn``: the values of the leaves and entry outputs it reads
+    (picked at C speed: this runs at every step of a training loop), then of the targets'
+    cotangents and off-tape sources."""
+    vals = list(map(_value_of, compiled.leaves(leaves) + compiled.outs(outs)))
     if compiled.cts:
         cts = [g._value for g in targets.values() if g is not None]
         vals += [cts[j] for j in compiled.cts]
-    vals += [sources[p]._value for p in compiled.extra]
+    if compiled.extra:
+        vals += [sources[p]._value for p in compiled.extra]
     return vals
 
 
-def _call(compiled, entries, leaves, targets, n_sources, sources=()):
+_value_of = operator.attrgetter("_value")
+
+
+def _call(compiled, outs, leaves, targets, n_sources, sources=()):
+    """``compiled`` on a tape whose entries' outputs are ``outs`` (a sequence)."""
     _hits[0] += 1
-    r = compiled.fn(*_values(compiled, entries, leaves, targets, sources))
+    r = compiled.fn(*_values(compiled, outs, leaves, targets, sources))
     if len(compiled.outputs) == 1:
         r = (r,)
     results = [None] * n_sources

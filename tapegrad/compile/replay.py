@@ -16,7 +16,8 @@ else falls back to the key.
 
 The comparisons run as whole-tuple operations (the primitives, params, argument counts and
 output types of all entries at once; every argument that names an earlier output in one
-identity ``map``), not as a Python loop over the arguments: ~4x less per entry.
+identity ``map``), not as a Python loop over the arguments: ~0.55x the instructions per
+entry, but ~2x the fixed cost, so tapes of fewer than ``SHORT`` entries take the loop.
 
 >>> import tapegrad as tf
 >>> from tapegrad.compile import derivative_cache
@@ -42,10 +43,12 @@ from tapegrad.util.keys import FLOAT_TYPES, exact
 _is = operator.is_
 _call = operator.call  # a weak reference's referent, in map()
 _flat = itertools.chain.from_iterable
+repeat = itertools.repeat
 _CONCRETE = (Tensor, Variable)
+SHORT = 9  # entries from which whole-tuple comparisons cost less than a loop (measured)
 
 
-def _getter(positions):
+def getter(positions):
     """``seq -> tuple(seq[p] for p in positions)`` at C speed (``itemgetter`` gives a bare item
     for one position, and fails for none)."""
     if not positions:
@@ -69,7 +72,7 @@ class Replay:
     """
 
     __slots__ = ("compiled", "sources", "derived", "prims", "params", "exact_params", "nargs",
-                 "out_types", "inner", "inner_refs", "first", "again", "again_leaf",
+                 "out_types", "plan", "inner", "inner_refs", "first", "again", "again_leaf",
                  "leaf_refs", "leaf_types", "targets", "source_ids")
 
     def __init__(self, compiled, key, entries, n, leaves, targets, sources):
@@ -81,12 +84,13 @@ class Replay:
         self.exact_params = tuple(
             (k, _exact_items(p)) for k, p in enumerate(self.params)
             if p and not FLOAT_TYPES.isdisjoint(map(type, p.values())))
-        refs = [key[k][1] for k in range(n)]
+        refs = tuple(key[k][1] for k in range(n))
+        self.plan = tuple(zip(self.prims, refs, self.params))
         self.nargs = tuple(map(len, refs))
         self.out_types = (Tensor,) * n
         flat = list(_flat(refs))
         inner = [p for p, r in enumerate(flat) if r >= 0]
-        self.inner, self.inner_refs = _getter(inner), _getter([flat[p] for p in inner])
+        self.inner, self.inner_refs = getter(inner), getter([flat[p] for p in inner])
         first, again, again_leaf, seen = [], [], [], set()
         for p, r in enumerate(flat):
             if r < 0:
@@ -96,30 +100,61 @@ class Replay:
                 else:
                     seen.add(r)
                     first.append(p)  # leaves are numbered by first use: in this order
-        self.first = _getter(first)
+        self.first = getter(first)
         # None: every leaf is used once (the common case, no check to make)
-        self.again = _getter(again) if again else None
-        self.again_leaf = _getter(again_leaf)
+        self.again = getter(again) if again else None
+        self.again_leaf = getter(again_leaf)
         self.leaf_refs = [weakref.ref(a) for a in leaves]
         self.leaf_types = [(a._value.shape, a._value.dtype) for a in leaves]
         self.targets = [(next(k for k in range(n) if id(entries[k][3]) == sid),
-                         g._value.shape, g._value.dtype) for sid, g in targets.items()]
+                         (g._value.shape, g._value.dtype)) for sid, g in targets.items()]
         self.source_ids = {sid for _, sid in sources}
 
     def matches(self, entries, n, targets, source_ids):
-        """This tape's leaves, in the key's order, if its key is the remembered one's; else
-        None."""
+        """``(leaves, outputs)``: this tape's leaves, in the key's order, and its entries'
+        outputs, if its key is the remembered one's; else None."""
         if source_ids != self.source_ids or len(targets) != len(self.targets):
             return None
+        if n >= SHORT:
+            return self._tuples(entries, n, targets)
+        # one loop over the entries, each check where its argument is: fewer fixed costs
+        refs_, kinds = self.leaf_refs, self.leaf_types
+        outs, got = [], [None] * len(refs_)
+        placed = set()  # ids of the leaves placed so far: a leaf fills one place only
+        # plan has n entries: zip stops there (a persistent tape may hold more)
+        for (prim, args, params, out), (pprim, refs, pparams) in zip(entries, self.plan):
+            if prim is not pprim or type(out) is not Tensor or len(args) != len(refs) \
+                    or (params != pparams if params or pparams else False):
+                return None
+            for a, r in zip(args, refs):
+                if r >= 0:
+                    if a is not outs[r]:
+                        return None
+                    continue
+                i = -1 - r
+                g = got[i]
+                if g is not None:
+                    if g is not a:
+                        return None  # one leaf's place holds two objects
+                    continue
+                if id(a) in placed:
+                    return None
+                if a is not refs_[i]():
+                    v = getattr(a, "_value", None)
+                    if type(a) not in _CONCRETE or (v.shape, v.dtype) != kinds[i] \
+                            or any(map(_is, outs, repeat(a))):  # an output: another structure
+                        return None
+                got[i] = a
+                placed.add(id(a))
+            outs.append(out)
+        return self._ends(entries, targets, got, outs)
+
+    def _tuples(self, entries, n, targets):
+        """``matches`` by whole-tuple comparisons, for tapes of ``SHORT`` entries or more."""
         # a persistent tape may hold more than the n entries asked about
-        prims, params, args, outs = (), (), (), ()
-        if n:
-            prims, args, params, outs = zip(*(entries if len(entries) == n else entries[:n]))
+        prims, args, params, outs = zip(*(entries if len(entries) == n else entries[:n]))
         if prims != self.prims or params != self.params or tuple(map(len, args)) != self.nargs \
                 or tuple(map(type, outs)) != self.out_types:
-            return None
-        if self.exact_params and any(_exact_items(params[k]) != items
-                                     for k, items in self.exact_params):
             return None
         flat = tuple(_flat(args))
         if not all(map(_is, self.inner(flat), self.inner_refs(outs))):
@@ -130,9 +165,16 @@ class Replay:
         if not all(map(_is, got, map(_call, self.leaf_refs))) and not self._new_leaves(
                 got, outs):
             return None
-        for (sid, g), (k, shape, dtype) in zip(targets.items(), self.targets):
+        return self._ends(entries, targets, got, outs)
+
+    def _ends(self, entries, targets, got, outs):
+        """The checks after the wiring: float params, targets, sources, derived values."""
+        if self.exact_params and any(_exact_items(entries[k][2]) != items
+                                     for k, items in self.exact_params):
+            return None
+        for (sid, g), (k, kind) in zip(targets.items(), self.targets):
             if id(outs[k]) != sid or type(g) is not Tensor \
-                    or g._value.shape != shape or g._value.dtype != dtype:
+                    or (g._value.shape, g._value.dtype) != kind:
                 return None
         for r, sid in self.sources:  # the same ids, and in the same places
             if (id(outs[r]) if r >= 0 else id(got[-1 - r])) != sid:
@@ -140,24 +182,25 @@ class Replay:
         for k, name, j in self.derived:  # the pass reads these derived values off the tape
             if memo.derived_values(outs[k]).get(name) is not outs[j]:
                 return None
-        return got
+        return got, outs
 
     def _new_leaves(self, got, outs):
         """Whether leaves that are not the remembered objects may stand in their places:
-        concrete, of the same shape and dtype, distinct, and no output of this tape."""
-        if len(set(map(id, got))) != len(got):
-            return False  # one object in two leaves' places
-        made = None
-        for a, r, (shape, dtype) in zip(got, self.leaf_refs, self.leaf_types):
+        concrete, of the same shape and dtype, in no other leaf's place, and no output of
+        this tape."""
+        ids = made = None
+        for a, r, kind in zip(got, self.leaf_refs, self.leaf_types):
             if a is r():
                 continue
             if type(a) not in _CONCRETE:
                 return False
             v = a._value
-            if v.shape != shape or v.dtype != dtype:
+            # a tuple compares the (singleton) dtype by identity first: dtype != dtype alone
+            # asks NumPy's casting machinery, ~10x the cost
+            if (v.shape, v.dtype) != kind:
                 return False
             if made is None:
-                made = set(map(id, outs))
-            if id(a) in made:
+                ids, made = list(map(id, got)), set(map(id, outs))
+            if id(a) in made or ids.count(id(a)) != 1:
                 return False
         return True
