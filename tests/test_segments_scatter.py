@@ -92,6 +92,9 @@ def test_segment_errors_are_tensorflows():
         tf.math.unsorted_segment_sum(np.ones((3, 2)), [0, 1], 2)
     with pytest.raises(TypeError, match="int32 or int64"):
         tf.math.unsorted_segment_sum([1.0], [0.0], 1)
+    with pytest.raises(TypeError, match="num_segments must be a concrete integer"):
+        tf.function(lambda d, n: tf.math.unsorted_segment_sum(d, [0, 1], n))(
+            tf.ones([2]), tf.constant(2))
     with pytest.raises(TypeError, match="unsorted_segment_sum"):
         tf.function(lambda d, i: tf.math.segment_sum(d, i))(tf.ones([2]), tf.constant([0, 1]))
 

@@ -27,9 +27,11 @@ from tapegrad.primitives.shape import take_add_p
 
 
 def _num(num_segments):
+    if getattr(num_segments, "_symbolic", False):  # it sets the output's shape
+        raise TypeError("num_segments must be a concrete integer (it sets the output's "
+                        "shape), not a traced tensor: pass a Python int to tf.function's "
+                        "function instead.")
     n = num_segments._value if isinstance(num_segments, Tensor) else num_segments
-    if getattr(num_segments, "_symbolic", False):
-        raise TypeError("num_segments must be a concrete integer, not a traced tensor.")
     n = np.asarray(n)
     if n.ndim != 0 or n.dtype.kind not in "iu":
         raise TypeError(f"num_segments must be an integer scalar, got {num_segments!r}.")
