@@ -9,8 +9,11 @@ each compiled program that makes BLAS calls big enough to be threaded
 (``THREADED_WORK`` multiply-adds) times itself: its first calls alternate between NumPy's
 BLAS on one thread and the library's default, it keeps the faster, and it probes again
 every ``REPROBE_CALLS`` calls or ``REPROBE_SECONDS`` seconds, so it follows a machine that
-gets busy or quiet. Switching costs about a microsecond (``threadpoolctl``); the results are
-the same either way (OpenBLAS splits the output between threads, not the sums).
+gets busy or quiet. Switching costs about a microsecond (``threadpoolctl``). The results are
+NOT always the same bits: OpenBLAS's kernels for some shapes round differently on one thread
+and on several, so where this policy switches, a GEMM can differ in its last bit from the
+eager one and between probe rounds (the README says so; deciding the threads yourself, as
+below, makes runs bit-reproducible).
 
 The policy steps aside whenever the user decided: when ``OPENBLAS_NUM_THREADS``,
 ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` is set, when ``TAPEGRAD_BLAS_THREADS=default``
