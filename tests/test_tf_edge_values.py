@@ -182,3 +182,25 @@ def test_exclusive_cumsum_is_a_shifted_sum_not_a_difference(reverse):
     assert_same_bits(got, want)
     f = tf.function(lambda v: tf.math.cumsum(v, axis=1, exclusive=True, reverse=reverse))
     assert_same_bits(f(tf.constant(x)).numpy(), got)
+
+
+def test_adjoints_conjugate_complex_matrices():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    b = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
+    ah = a.conj().T
+    np.testing.assert_allclose(tf.linalg.adjoint(a).numpy(), ah)
+    np.testing.assert_allclose(tf.linalg.matrix_transpose(a, conjugate=True).numpy(), ah)
+    np.testing.assert_allclose(tf.linalg.matrix_transpose(a).numpy(), a.T)
+    np.testing.assert_allclose(tf.matmul(a, b, adjoint_a=True).numpy(), ah @ b)
+    np.testing.assert_allclose(tf.matmul(b, a, adjoint_b=True, transpose_a=True).numpy(),
+                               b.T @ ah)
+    np.testing.assert_allclose(tf.linalg.solve(a, b, adjoint=True).numpy(),
+                               np.linalg.solve(ah, b))
+    np.testing.assert_allclose(tf.linalg.inv(a, adjoint=True).numpy(), np.linalg.inv(ah))
+    low = np.tril(a) + 3 * np.eye(3)
+    np.testing.assert_allclose(
+        tf.linalg.triangular_solve(low, b, lower=True, adjoint=True).numpy(),
+        np.linalg.solve(low.conj().T, b))
+    with pytest.raises(ValueError):
+        tf.matmul(a, b, transpose_a=True, adjoint_a=True)

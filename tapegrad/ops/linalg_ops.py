@@ -19,6 +19,7 @@ from tapegrad.ops._convert import tensor as _tensor
 from tapegrad.ops.array_ops import eye
 from tapegrad.primitives import linalg
 from tapegrad.primitives import shape as shape_prims
+from tapegrad.primitives.complex import conj
 
 __all__ = [
     "adjoint", "band_part", "cholesky", "cholesky_solve", "det", "diag", "diag_part", "einsum",
@@ -63,12 +64,18 @@ def matrix_transpose(a, name=None, conjugate=False):
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: needs rank >= 2, got shape {_shape(x)}.")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return bind(shape_prims.transpose_p, x, perm=perm)
+    out = bind(shape_prims.transpose_p, x, perm=perm)
+    return conj(out) if conjugate else out
 
 
 def adjoint(matrix, name=None):
-    """The conjugate transpose of the last two axes (the transpose, for real tensors)."""
-    return matrix_transpose(matrix)
+    """The conjugate transpose of the last two axes (the transpose, for real tensors).
+
+    >>> import tapegrad as tf
+    >>> tf.linalg.adjoint([[1 + 2j, 3j]]).numpy().ravel().tolist()
+    [(1-2j), -3j]
+    """
+    return matrix_transpose(matrix, conjugate=True)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -89,10 +96,12 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                 and av.dtype == bv.dtype:
             return bind(linalg.matmul_p, a, b)
     a, b = binary(a, b)
+    if transpose_a and adjoint_a or transpose_b and adjoint_b:
+        raise ValueError("Only one of transpose and adjoint can be True for each operand.")
     if transpose_a or adjoint_a:
-        a = matrix_transpose(a)
+        a = matrix_transpose(a, conjugate=adjoint_a)
     if transpose_b or adjoint_b:
-        b = matrix_transpose(b)
+        b = matrix_transpose(b, conjugate=adjoint_b)
     va, vb = a.ndim == 1, b.ndim == 1
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must not be scalars, got shapes {_shape(a)} "
@@ -249,7 +258,7 @@ def inv(input, adjoint=False, name=None):
     [[0.5, 0.0], [0.0, 0.25]]
     """
     x = _matrices(input, "inv")
-    return bind(linalg.inv_p, matrix_transpose(x) if adjoint else x)
+    return bind(linalg.inv_p, matrix_transpose(x, conjugate=True) if adjoint else x)
 
 
 def det(input, name=None):
@@ -298,7 +307,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
     [[0.5], [0.25]]
     """
     a, b = _rhs(matrix, rhs, "solve")
-    return bind(linalg.solve_p, matrix_transpose(a) if adjoint else a, b)
+    return bind(linalg.solve_p, matrix_transpose(a, conjugate=True) if adjoint else a, b)
 
 
 def cholesky(input, name=None):
@@ -324,6 +333,8 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     [[1.0], [2.0]]
     """
     a, b = _rhs(matrix, rhs, "triangular_solve")
+    if adjoint:  # the primitive transposes; TensorFlow's adjoint also conjugates
+        a = conj(a)
     return bind(linalg.triangular_solve_p, a, b, lower=bool(lower), adjoint=bool(adjoint))
 
 
