@@ -86,7 +86,7 @@ def test_a_value_used_before_the_end_places_the_group_before_that_use():
     with np.errstate(all="ignore"):
         src = run_both(f, *xs)
     assert MARK in src
-    assert src.index(MARK) < src.index(" @ ")
+    assert src.index(MARK) < src.index("matmul_2d(")
 
 
 def test_a_lane_whose_input_comes_after_another_lanes_use_is_not_grouped():

@@ -120,14 +120,48 @@ def _matmul_vjp_b(g, ans, a, b):
 # three in the forward pass and in every derivative of it, the common case of an MLP on one
 # input.
 def _matmul(a, b):
-    if a.ndim == 2 and b.ndim == 2:
-        if few_rows_large_matrix(a, b) and b.flags.f_contiguous and not b.flags.c_contiguous:
-            return xp.ascontiguousarray((b.T @ a.T).T)
-        if outer_product(a, b):
-            return a * b
-        if small_matrix(b) and not b.flags.c_contiguous:
-            return xp.matmul(a, xp.ascontiguousarray(b))
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul_2d(a, b)
     return xp.matmul(a, b)
+
+
+def matmul_2d(a, b, out=None):
+    """A matmul of vectors and matrices, by the one rule that eager execution and generated
+    code share (``trace/emit_forms.py`` emits a call of it wherever it cannot tell the
+    operands' layouts when it writes the code): OpenBLAS's rounding depends on the operands'
+    memory layout, so the form is chosen from the layout at run time, not from how a value
+    was made.
+
+    - inner size 1 (``outer_product``): a broadcast multiply, whatever the layouts;
+    - an operand neither C- nor F-contiguous (a broadcast, a strided slice) is copied into C
+      order first: NumPy would otherwise run its own loop, or BLAS on another layout, and a
+      view and the same values in a new array must give the same bits;
+    - a few rows times a large F-ordered matrix (``g @ W.T``): ``(W @ g.T).T``, in C order;
+    - a small F-ordered right matrix: copied into C order first.
+
+    ``out``: a C-contiguous buffer of the result's shape and dtype to write into (the same
+    numbers: the same BLAS call or multiply). Example::
+
+        matmul_2d(np.ones((2, 3)), np.broadcast_to(np.ones((1, 4)), (3, 4)))  # (2, 4) of 3.0
+    """
+    if b.flags.c_contiguous and a.flags.forc and a.shape[-1] != 1:  # x @ W: nothing to do
+        return a @ b if out is None else xp.matmul(a, b, out=out)
+    if a.ndim == 2 and b.ndim == 2 and outer_product(a, b):
+        return xp.multiply(a, b, out=out)  # one product an element: no layout matters
+    if not a.flags.forc:
+        a = xp.ascontiguousarray(a)
+    fb = b.flags
+    if not fb.c_contiguous:
+        if not fb.f_contiguous:
+            b = xp.ascontiguousarray(b)
+        elif a.ndim == 2 and b.ndim == 2 and few_rows_large_matrix(a, b):
+            if out is None:
+                return xp.ascontiguousarray((b.T @ a.T).T)
+            out[...] = (b.T @ a.T).T
+            return out
+        elif small_matrix(b):
+            b = xp.ascontiguousarray(b)
+    return a @ b if out is None else xp.matmul(a, b, out=out)
 
 
 # Shapes where a 2-D matmul has a faster NumPy form; the eager implementation above and the

@@ -447,7 +447,7 @@ def generate(program, fn_name=None):
             ufunc = ufunc_of(e.prim)
             expr = f"np.{ufunc.__name__}({', '.join(names)}, {out_arg(ufunc, slot_names[slots[i]])})"
         elif i in reuse and reuse[i][0] is MATMUL:
-            expr = matmul_into(e, made_by, ren, reuse[i][1])
+            expr = matmul_into(e, made_by, ren, reuse[i][1], ns)
         elif i in reuse:
             ufunc, buf = reuse[i]
             expr = f"np.{ufunc.__name__}({', '.join(names)}, {out_arg(ufunc, buf)})"

@@ -44,7 +44,7 @@ def fast_form(e, made_by, ren, ns):
         return _row_sum_form(e, ren, ns)
     if e.prim is transpose_p:
         return _matrix_transpose_form(e, ren)
-    return _matmul_form(e, made_by, ren)
+    return _matmul_form(e, made_by, ren, ns)
 
 
 def _matrix_transpose_form(e, ren):
@@ -79,43 +79,63 @@ def _row_sum_form(e, ren, ns):
     return f"({name} @ {arg}){keep}  # reduce_sum over the rows"
 
 
-def _matmul_form(e, made_by, ren):
-    """A faster NumPy form of a 2-D ``matmul`` where OpenBLAS has one, else None.
-
-    - inner size 1 (an outer product): a broadcast multiply;
-    - a few rows times a large transposed matrix (``g @ W.T``): ``(W @ g.T).T``, copied
-      into C order;
-    - a small transposed matrix: copied into C order first.
-    The tests, and why, are ``primitives/linalg``'s, shared with the eager implementation.
-    """
+def _matmul_form(e, made_by, ren, ns):
+    """A matmul of vectors and matrices as a call of ``linalg.matmul_2d``, the eager
+    implementation's rule: the form (a broadcast multiply for inner size 1, ``(W @ g.T).T``,
+    a copy of a small transposed matrix, a copy of a broadcast or strided operand) and the
+    rounding depend on the operands' layouts at run time, which the code cannot always know
+    when it is written (arguments, views). Plain ``a @ b`` where the right operand is known
+    to be C-contiguous and the left one C- or F-contiguous: the rule then is ``a @ b``."""
     if e.prim is not linalg.matmul_p:
         return None
     a, b = e.inputs
-    if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype:
+    if a.ndim > 2 or b.ndim > 2:
         return None
-    if linalg.outer_product(a, b):
-        return f"{ren[a.name]} * {ren[b.name]}  # matmul with inner size 1: an outer product"
-    t = made_by.get(b.name)
-    if t is not None and t.prim is transpose_p and t.inputs[0].ndim == 2 \
-            and linalg.few_rows_large_matrix(a, b):
-        return (f"np.ascontiguousarray(({ren[t.inputs[0].name]} @ {ren[a.name]}.T).T)"
-                "  # matmul, W read contiguously")
-    if t is not None and t.prim is transpose_p and linalg.small_matrix(b):
-        # the eager rule copies whatever is not C-contiguous; this is a no-op where b is
-        return f"{ren[a.name]} @ np.ascontiguousarray({ren[b.name]})  # matmul, W.T copied"
-    return None
+    if _plain_matmul(a, b, made_by):
+        return f"{ren[a.name]} @ {ren[b.name]}"
+    ns["matmul_2d"] = linalg.matmul_2d
+    return f"matmul_2d({ren[a.name]}, {ren[b.name]})"
 
 
-def matmul_into(e, made_by, ren, buf):
-    """A 2-D matmul writing into the dead C-contiguous buffer ``buf`` (``trace/reuse.py``):
-    the forms of ``_matmul_form`` with an output, the same BLAS call or broadcast multiply."""
+def _plain_matmul(a, b, made_by):
+    """Whether ``matmul_2d(a, b)`` is ``a @ b`` for any arrays the code can be called with:
+    no outer product, the right operand C-contiguous (a new matmul result) and the left one
+    contiguous (a new matmul result or its transpose)."""
+    if a.ndim == 2 and b.ndim == 2 and not _inner_above_one(a):
+        return False
+    return _new_matmul(b, made_by) and (_new_matmul(a, made_by)
+                                        or _transposed_new_matmul(a, made_by))
+
+
+def _inner_above_one(a):
+    return isinstance(a.shape[1], (int, np.integer)) and a.shape[1] > 1
+
+
+def _new_matmul(v, made_by):
+    """``v`` is a matmul's result, which ``matmul_2d`` makes C-contiguous (not an outer
+    product's: a broadcast multiply's layout follows its operands)."""
+    e = made_by.get(v.name)
+    if e is None or e.prim is not linalg.matmul_p or len(e.inputs) != 2:
+        return False
+    x, y = e.inputs
+    return x.ndim <= 2 and y.ndim <= 2 and (x.ndim == 1 or y.ndim == 1 or _inner_above_one(x))
+
+
+def _transposed_new_matmul(v, made_by):
+    e = made_by.get(v.name)
+    return e is not None and e.prim is transpose_p and e.inputs[0].ndim == 2 \
+        and _new_matmul(e.inputs[0], made_by)
+
+
+def matmul_into(e, made_by, ren, buf, ns):
+    """A matmul of vectors and matrices writing into the dead C-contiguous buffer ``buf``
+    (``trace/reuse.py``): ``_matmul_form``'s call with an output, the same BLAS call or
+    broadcast multiply."""
     a, b = (ren[v.name] for v in e.inputs)
-    if linalg.outer_product(*e.inputs):
-        return f"np.multiply({a}, {b}, {buf})  # matmul with inner size 1: an outer product"
-    t = made_by.get(e.inputs[1].name)
-    if t is not None and t.prim is transpose_p and linalg.small_matrix(e.inputs[1]):
-        return f"np.matmul({a}, np.ascontiguousarray({b}), out={buf})  # matmul, W.T copied"
-    return f"np.matmul({a}, {b}, out={buf})"
+    if _plain_matmul(*e.inputs, made_by):
+        return f"np.matmul({a}, {b}, out={buf})"
+    ns["matmul_2d"] = linalg.matmul_2d
+    return f"matmul_2d({a}, {b}, {buf})"
 
 
 # ---- broadcast rows merged ------------------------------------------------------------------
