@@ -397,6 +397,7 @@ def test_matmul_with_inner_size_one_is_an_outer_product():
     a, b = rng.standard_normal((5, 1)), rng.standard_normal((1, 7))
     f = tf.function(lambda a, b: tf.matmul(a, b))
     np.testing.assert_allclose(f(a, b).numpy(), a @ b, rtol=1e-12)
+    assert "outer product" in f.get_concrete_function(tf.constant(a), tf.constant(b)).source()
     assert_same_bits(f(a, b).numpy(), a * b)  # the broadcast multiply, eager's rule
     assert_same_bits(tf.matmul(a, b).numpy(), a * b)
 

@@ -91,6 +91,8 @@ def _matmul_form(e, made_by, ren, ns):
     a, b = e.inputs
     if a.ndim > 2 or b.ndim > 2:
         return None
+    if _outer_product(a, b):  # matmul_2d's first form, whatever the layouts
+        return f"{ren[a.name]} * {ren[b.name]}  # matmul with inner size 1: an outer product"
     if _plain_matmul(a, b, made_by):
         return f"{ren[a.name]} @ {ren[b.name]}"
     ns["matmul_2d"] = linalg.matmul_2d
@@ -105,6 +107,11 @@ def _plain_matmul(a, b, made_by):
         return False
     return _new_matmul(b, made_by) and (_new_matmul(a, made_by)
                                         or _transposed_new_matmul(a, made_by))
+
+
+def _outer_product(a, b):
+    return a.ndim == 2 and b.ndim == 2 and isinstance(a.shape[1], (int, np.integer)) \
+        and linalg.outer_product(a, b)
 
 
 def _inner_above_one(a):
@@ -132,6 +139,8 @@ def matmul_into(e, made_by, ren, buf, ns):
     (``trace/reuse.py``): ``_matmul_form``'s call with an output, the same BLAS call or
     broadcast multiply."""
     a, b = (ren[v.name] for v in e.inputs)
+    if _outer_product(*e.inputs):
+        return f"np.multiply({a}, {b}, {buf})  # matmul with inner size 1: an outer product"
     if _plain_matmul(*e.inputs, made_by):
         return f"np.matmul({a}, {b}, out={buf})"
     ns["matmul_2d"] = linalg.matmul_2d
