@@ -1,5 +1,6 @@
 """Helpers the loss functions share (``losses.py``, ``more_losses.py``): Keras's rank
-fix-up, its logits of softmax and sigmoid outputs, and its shape check.
+fix-up, its logits of softmax and sigmoid outputs, its shape check, and the elementwise
+binary crossentropy.
 
 >>> from tapegrad.keras import _tf as tf
 >>> a, b = squeeze_or_expand_to_same_rank(tf.ones([3, 1]), tf.ones([3]))
@@ -9,6 +10,7 @@ fix-up, its logits of softmax and sigmoid outputs, and its shape check.
 import warnings
 
 from tapegrad.keras import _tf as tf
+from tapegrad.keras import backend
 
 
 def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
@@ -46,3 +48,13 @@ def _same_shape(target, output):
         raise ValueError("Arguments `target` and `output` must have the same shape. "
                          f"Received: target.shape={tuple(target.shape)}, "
                          f"output.shape={tuple(output.shape)}")
+
+
+def binary_crossentropy_terms(y_true, y_pred, from_logits):
+    """The elementwise binary crossentropy: the stable form of logits, or of probabilities
+    clipped to [epsilon, 1 - epsilon] as Keras does."""
+    if from_logits:
+        return tf.nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    eps = backend.epsilon()
+    out = tf.clip_by_value(y_pred, eps, 1.0 - eps)
+    return -(y_true * tf.math.log(out) + (1 - y_true) * tf.math.log(1 - out))

@@ -13,7 +13,8 @@ import warnings
 
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend, masking
-from tapegrad.keras.loss_utils import _get_logits, _same_shape, squeeze_or_expand_to_same_rank  # noqa: F401
+from tapegrad.keras.loss_utils import (_get_logits, _same_shape, binary_crossentropy_terms,  # noqa: F401
+                                       squeeze_or_expand_to_same_rank)
 
 _REDUCTIONS = ("sum_over_batch_size", "sum", None, "none", "mean", "mean_with_sample_weight")
 
@@ -63,12 +64,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     _same_shape(y_true, y_pred)
     y_pred, from_logits = _get_logits(y_pred, from_logits, "Sigmoid", "binary_crossentropy")
-    if from_logits:
-        bce = tf.nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
-    else:
-        eps = backend.epsilon()
-        out = tf.clip_by_value(y_pred, eps, 1.0 - eps)
-        bce = -(y_true * tf.math.log(out) + (1 - y_true) * tf.math.log(1 - out))
+    bce = binary_crossentropy_terms(y_true, y_pred, from_logits)
     return tf.reduce_mean(bce, axis=axis)
 
 

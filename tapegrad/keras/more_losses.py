@@ -8,7 +8,8 @@ backend's order of operations), defaults and names. ``losses.py`` re-exports the
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend
-from tapegrad.keras.loss_utils import _get_logits, _same_shape, squeeze_or_expand_to_same_rank
+from tapegrad.keras.loss_utils import (_get_logits, _same_shape, binary_crossentropy_terms,
+                                       squeeze_or_expand_to_same_rank)
 
 
 def _pred_true(y_true, y_pred):
@@ -112,12 +113,7 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
         y_pred = tf.sigmoid(logits)
     else:
         logits, from_logits = _get_logits(y_pred, False, "Sigmoid", "binary_crossentropy")
-    if from_logits:
-        bce = tf.nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=logits)
-    else:
-        eps = backend.epsilon()
-        out = tf.clip_by_value(y_pred, eps, 1.0 - eps)
-        bce = -(y_true * tf.math.log(out) + (1 - y_true) * tf.math.log(1 - out))
+    bce = binary_crossentropy_terms(y_true, logits if from_logits else y_pred, from_logits)
     p_t = y_true * y_pred + (1 - y_true) * (1 - y_pred)
     focal_bce = tf.pow(1.0 - p_t, gamma) * bce
     if apply_class_balancing:
