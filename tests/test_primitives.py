@@ -256,6 +256,7 @@ SPECS = {
     "sigmoid": unary("sigmoid") + [Case(prim_fn("sigmoid"), [Rng(-30, 30, 5)], label="wide")],
     "softplus": unary("softplus") + [Case(prim_fn("softplus"), [Rng(-30, 30, 5)],
                                           label="wide")],
+    "softsign": unary("softsign", Away),
     "relu": unary("relu", Away),
     "relu6": [Case(prim_fn("relu6"), [Rng(lo, hi, 2, 3)], label=f"{lo}..{hi}")
               for lo, hi in ((-3.0, -0.5), (0.5, 5.5), (6.5, 9.0))],

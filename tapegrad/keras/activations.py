@@ -39,12 +39,22 @@ def linear(x):
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """max(x, 0), with Keras's optional slope below ``threshold`` and cap ``max_value``."""
     x = _t(x)
-    if negative_slope == 0.0 and max_value is None and threshold == 0.0:
-        return tf.nn.relu(x)
-    y = tf.where(x > threshold, x, (x - threshold) * negative_slope
-                 if negative_slope else tf.zeros_like(x))
-    if max_value is not None:
-        y = tf.minimum(y, max_value)
+    # Keras's composition, so the kinks (x == threshold, x == max_value) get its gradients
+    if negative_slope != 0.0:
+        if max_value is None and threshold == 0:
+            return tf.nn.leaky_relu(x, alpha=negative_slope)
+        negative = tf.nn.relu(-x + threshold if threshold != 0 else -x)
+    clip = max_value is not None
+    if threshold != 0:
+        y = tf.where(x > tf.cast(threshold, x.dtype), x, tf.zeros_like(x))
+    elif max_value == 6:
+        y, clip = tf.nn.relu6(x), False
+    else:
+        y = tf.nn.relu(x)
+    if clip:
+        y = tf.clip_by_value(y, tf.cast(0.0, y.dtype), tf.cast(max_value, y.dtype))
+    if negative_slope != 0.0:
+        y = y - negative_slope * negative
     return y
 
 
@@ -89,8 +99,7 @@ def softplus(x):
 
 
 def softsign(x):
-    x = _t(x)
-    return x / (1.0 + tf.abs(x))
+    return tf.nn.softsign(x)
 
 
 def silu(x):

@@ -33,7 +33,22 @@ add = _binary_op(elementwise.add_p, "x + y, with broadcasting.\n\n>>> import tap
                  ">>> float(tf.add(1.0, 2.0))\n3.0")
 subtract = _binary_op(elementwise.sub_p, "x - y, with broadcasting.")
 multiply = _binary_op(elementwise.mul_p, "x * y, with broadcasting.")
-divide = _binary_op(elementwise.div_p, "x / y (true division).")
+def divide(x, y, name=None):
+    """x / y (true division). Integers divide as floats, as in TensorFlow: float32 for
+    8- and 16-bit integers, float64 for wider ones.
+
+    >>> import tapegrad as tf
+    >>> (tf.constant([3], tf.uint8) / tf.constant([2], tf.uint8)).dtype
+    dtype('float32')
+    """
+    if type(x) is not Tensor or type(y) is not Tensor or x.dtype != y.dtype:
+        x, y = binary(x, y)
+    if x.dtype.kind in "iu":
+        wide = np.float32 if x.dtype.itemsize <= 2 else np.float64
+        x, y = cast(x, wide), cast(y, wide)
+    return bind(elementwise.div_p, x, y)
+
+
 truediv = divide
 def pow(x, y, name=None):
     """x ** y. An integral Python exponent uses ``integer_pow``, exact at every order.
@@ -105,7 +120,19 @@ erf = _unary(elementwise.erf_p, "The error function.")
 sign = _unary(elementwise.sign_p, "-1, 0 or 1 (no gradient).")
 floor = _unary(elementwise.floor_p, "Round down (no gradient).")
 ceil = _unary(elementwise.ceil_p, "Round up (no gradient).")
-round = _unary(elementwise.round_p, "Round half to even (no gradient).")
+_round = _unary(elementwise.round_p, "")
+
+
+def round(x, name=None):
+    """Round half to even (no gradient); integers are returned as they are (TensorFlow
+    keeps their dtype).
+
+    >>> import tapegrad as tf
+    >>> tf.round([0.5, 1.5, -2.5]).numpy().tolist()
+    [0.0, 2.0, -2.0]
+    """
+    x = tensor(x)
+    return x if x.dtype.kind in "iub" else _round(x)
 logical_not = _unary(elementwise.logical_not_p, "Elementwise not of a bool tensor.")
 is_nan = _unary(elementwise.isnan_p, "True where x is NaN.")
 is_finite = _unary(elementwise.isfinite_p, "True where x is finite.")
@@ -161,14 +188,39 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     return bind(reductions.reduce_sum_p, x, axis=axes(axis, x.ndim), keepdims=bool(keepdims))
 
 
+def _extreme(prim, x, axis, keepdims, lowest):
+    x = tensor(x)
+    ax = axes(axis, x.ndim)
+    if any(x.shape[a] == 0 for a in ax):
+        # over nothing: the reduction's identity (-inf for a max, the dtype's extreme for
+        # integers), as in TensorFlow, where NumPy raises
+        d = x.dtype
+        if d.kind == "b":
+            ident = not lowest
+        elif d.kind in "iu":
+            ident = np.iinfo(d).min if lowest else np.iinfo(d).max
+        else:
+            ident = -np.inf if lowest else np.inf
+        shape = tuple(1 if a in ax else n for a, n in enumerate(x.shape) if keepdims or a
+                      not in ax)
+        return Tensor._wrap(np.full(shape, ident, d))
+    return bind(prim, x, axis=ax, keepdims=bool(keepdims))
+
+
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    """Maximum over ``axis``; ties share the gradient equally."""
-    return _reduce(reductions.reduce_max_p, input_tensor, axis, keepdims)
+    """Maximum over ``axis``; ties share the gradient equally. Over an empty axis it is the
+    lowest value of the dtype (-inf for floats).
+
+    >>> import tapegrad as tf
+    >>> float(tf.reduce_max(tf.zeros([0])))
+    -inf
+    """
+    return _extreme(reductions.reduce_max_p, input_tensor, axis, keepdims, True)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    """Minimum over ``axis``; ties share the gradient equally."""
-    return _reduce(reductions.reduce_min_p, input_tensor, axis, keepdims)
+    """Minimum over ``axis``; ties share the gradient equally (inf over an empty axis)."""
+    return _extreme(reductions.reduce_min_p, input_tensor, axis, keepdims, False)
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
@@ -192,16 +244,34 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     """
     x = tensor(input_tensor)
     ax = axes(axis, x.ndim)
+    if x.dtype.kind in "iu":
+        # TensorFlow's integer mean: truncated, in the input's dtype, from a sum that
+        # does not overflow (the mean of uint8 [200, 250] is 225)
+        wide = np.int64 if x.dtype.kind == "i" else np.uint64
+        s = bind(reductions.reduce_sum_p, cast(x, wide), axis=ax, keepdims=bool(keepdims))
+        n = max(_count(x, ax), 1)  # an empty mean is 0, as in TensorFlow
+        if x.dtype.kind == "u":
+            return cast(floordiv(s, np.uint64(n)), x.dtype)
+        return cast(multiply(floordiv(abs(s), n), sign(s)), x.dtype)
     s = bind(reductions.reduce_sum_p, x, axis=ax, keepdims=bool(keepdims))
-    if x.dtype.kind in "iu":  # TensorFlow's integer mean: truncated, in the input's dtype
-        return multiply(floordiv(abs(s), _count(x, ax)), sign(s))
     return s / _count(x, ax)
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
-    """Population variance over ``axis``."""
+    """Population variance over ``axis``: of a complex input, the real mean of
+    ``|x - mean|**2`` (TensorFlow's); integers raise ``TypeError``, as in TensorFlow.
+
+    >>> import tapegrad as tf
+    >>> float(tf.math.reduce_variance([1.0, 2.0, 3.0, 4.0]))
+    1.25
+    """
     x = tensor(input_tensor)
+    if x.dtype.kind not in "fc":
+        raise TypeError("Input must be either real or complex. Received integer type "
+                        f"{x.dtype}.")
     m = reduce_mean(x, axis=axis, keepdims=True)
+    if x.dtype.kind == "c":
+        return reduce_mean(square(abs(x - m)), axis=axis, keepdims=keepdims)
     return reduce_mean(squared_difference(x, m), axis=axis, keepdims=keepdims)
 
 

@@ -51,8 +51,15 @@ def selu(features, name=None):
 
 
 def leaky_relu(features, alpha=0.2, name=None):
-    """x for x > 0, else alpha * x."""
+    """x for x > 0, else alpha * x; integers are cast to float32, as in TensorFlow.
+
+    >>> import tapegrad as tf
+    >>> tf.nn.leaky_relu([-2.0, 1.0]).numpy().tolist()
+    [-0.4000000059604645, 1.0]
+    """
     x = tensor(features)
+    if x.dtype.kind in "iu":
+        x = _cast(x, "float32")
     return math_ops.where(x > 0, x, x * alpha)
 
 

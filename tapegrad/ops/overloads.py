@@ -56,6 +56,14 @@ def install():
         op, rop = _fast(prim)
         setattr(Tensor, f"__{name}__", op)
         setattr(Tensor, f"__r{name}__", rop)
+    div, rdiv = Tensor.__truediv__, Tensor.__rtruediv__
+
+    def __truediv__(self, other):  # integers divide in a float dtype, as tf.math.truediv
+        return math_ops.divide(self, other) if self.dtype.kind in "iu" else div(self, other)
+
+    def __rtruediv__(self, other):
+        return math_ops.divide(other, self) if self.dtype.kind in "iu" else rdiv(self, other)
+    Tensor.__truediv__, Tensor.__rtruediv__ = __truediv__, __rtruediv__
     pow_op = Tensor.__pow__
 
     def __pow__(self, other):

@@ -14,7 +14,7 @@ from tapegrad.ops import math_ops
 from tapegrad.ops._convert import axis1, binary, tensor
 from tapegrad.ops.array_ops import pad, zeros_like
 from tapegrad.ops.math_ops import where
-from tapegrad.primitives import scans, special
+from tapegrad.primitives import elementwise, scans, special
 
 _TF_NAMES = {"float16": "half", "float32": "float", "float64": "double", "bool": "bool"}
 _FLOATS = "bfloat16, half, float, double"
@@ -146,14 +146,15 @@ def xlog1py(x, y, name=None):
 
 
 def softsign(features, name=None):
-    """x / (1 + |x|); its gradient is 1 / (1 + |x|)^2 (NaN at +-inf, as TensorFlow).
+    """x / (1 + |x|) (NaN at +-inf, as TensorFlow); its gradient is 1 / (1 + |x|)^2
+    (0 at +-inf, as TensorFlow's).
 
     >>> import tapegrad as tf
     >>> tf.nn.softsign([-1.0, 0.0, 3.0]).numpy().tolist()
     [-0.5, 0.0, 0.75]
     """
     x = _require(tensor(features), "f", "half, bfloat16, float, double", "Softsign")
-    return x / (1 + math_ops.abs(x))
+    return bind(elementwise.softsign_p, x)
 
 
 def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):

@@ -71,12 +71,25 @@ def _int_div_check(y):
 
 def _floordiv(x, y):
     _int_div_check(y)
+    if np.result_type(x, y).kind in "fc":
+        # TensorFlow's float FloorDiv is floor(x / y): 1 // 0.1 is 10 and inf // 2 is inf
+        # (NumPy's floor_divide keeps x == (x // y) * y + x % y instead: 9 and NaN)
+        return xp.floor(xp.true_divide(x, y))
     return xp.floor_divide(x, y)
 
 
 def _mod(x, y):
     _int_div_check(y)
+    if np.result_type(x, y).kind == "f":
+        # TensorFlow's float FloorMod: C's fmod, moved by y where the signs differ, so
+        # a zero remainder keeps x's sign (NumPy's mod gives it y's)
+        r = xp.fmod(x, y)
+        return xp.where((r != 0) & ((x < 0) != (y < 0)), r + y, r)
     return xp.mod(x, y)
+
+
+def _softsign(x):
+    return x / (1 + xp.abs(x))
 
 
 def _rsqrt(x):
@@ -327,6 +340,11 @@ sigmoid_p  = unary("sigmoid", _sigmoid,
                    emit="_sigmoid({0})", dtype=_sigmoid_dtype, fresh=True, complex="holomorphic")
 softplus_p = unary("softplus", _softplus, lambda g, ans, x: g * sigmoid(x),
                    emit="_softplus({0})", dtype=lambda d: ufunc_dtype(np.logaddexp)(d, d),
+                   fresh=True)
+# TensorFlow's SoftsignGrad, g / (1 + |x|)^2: 0 at +-inf, where the quotient's rule gives
+# inf / inf (|x| = x sign(x), exact, and sign's derivative is 0)
+softsign_p = unary("softsign", _softsign, lambda g, ans, x: g / square(1 + x * sign(x)),
+                   emit="_softsign({0})", dtype=lambda d: ufunc_dtype(np.true_divide)(d, d),
                    fresh=True)
 # bools: the implementation keeps bool, np.maximum(x, 0) of the generated code does not
 relu_p     = unary("relu", _relu, lambda g, ans, x: g * _mask(x > 0, g),

@@ -275,6 +275,12 @@ class Layer(tf.Module):
         raise NotImplementedError(f"Layer {self.__class__.__name__} does not have a `call()` "
                                   "method implemented.")
 
+    def _floating(self, x):
+        """``x`` in the layer's dtype if it holds integers or bools: Keras's operations
+        promote them with the float weights (int @ float32 kernel is float32, not NumPy's
+        float64), and its normalization layers cast them."""
+        return tf.cast(x, self._dtype) if x.dtype.kind in "iub" else x
+
     def _convert(self, x):
         # Keras casts floating inputs to the layer's compute dtype (``autocast``)
         if isinstance(x, tf.Tensor):

@@ -51,6 +51,7 @@ class Dense(Layer):
         self.input_spec = InputSpec(min_ndim=2, axes={-1: input_dim})
 
     def call(self, inputs, training=None):
+        inputs = self._floating(inputs)
         x = tf.matmul(inputs, self.kernel) if inputs.ndim == 2 else tf.tensordot(
             inputs, self.kernel, 1)
         if self.bias is not None:

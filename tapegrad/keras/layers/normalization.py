@@ -70,6 +70,7 @@ class BatchNormalization(Layer):
         self._bshape[axis] = input_shape[axis]
 
     def call(self, inputs, training=None, mask=None):
+        inputs = self._floating(inputs)
         gamma, beta = self.gamma, self.beta
         if training and self.trainable:
             mean, variance = (tf.nn.moments(inputs, axes=self._reduction_axes)
@@ -138,6 +139,7 @@ class LayerNormalization(Layer):
         self._reshape = axes != [ndim - 1]
 
     def call(self, inputs):
+        inputs = self._floating(inputs)
         mean, variance = tf.nn.moments(inputs, axes=self._axes, keepdims=True)
         gamma, beta = self.gamma, self.beta
         if self._reshape:

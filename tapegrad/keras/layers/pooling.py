@@ -93,6 +93,8 @@ class _GlobalPooling(Layer):
         self.input_spec = InputSpec(ndim=self.rank + 2)
 
     def call(self, inputs):
+        if type(self).reduce is tf.reduce_mean and inputs.dtype.kind in "iub":
+            inputs = tf.cast(inputs, "float32")  # Keras's mean of integers is float32
         first = 2 if self.data_format == "channels_first" else 1
         axes = list(range(first, first + self.rank))
         return type(self).reduce(inputs, axis=axes, keepdims=self.keepdims)

@@ -3,6 +3,7 @@ dicts of them) cut into batches, or an iterable of batches (a ``tf.data.Dataset`
 generator). A re-iterable source is iterated afresh each epoch; a one-shot iterator is
 consumed across epochs (``steps_per_epoch`` batches each, as in Keras)."""
 import math
+import warnings
 
 import numpy as np
 
@@ -49,17 +50,56 @@ class _ArrayBatches:
                                  "the same number of samples.")
         self.batch_size = batch_size or 32
         self.shuffle = shuffle
-        self.steps = math.ceil(self.n / self.batch_size)
-        if steps is not None:
-            self.steps = min(self.steps, int(steps))
+        self.total = math.ceil(self.n / self.batch_size)
+        self.steps = self.total if steps is None else min(self.total, int(steps))
+        self._continued = None if steps is None else _Continued(self._all, int(steps),
+                                                                self.total)
 
-    def epoch(self):
+    def _all(self):
         order = backend.rng().permutation(self.n) if self.shuffle else None
-        for i in range(self.steps):
+        for i in range(self.total):
             lo, hi = i * self.batch_size, min((i + 1) * self.batch_size, self.n)
             idx = order[lo:hi] if order is not None else slice(lo, hi)
             batch = tuple(_tensors(_take(p, idx)) for p in self.parts)
             yield batch  # (x,) too: a list x is a multi-input model's x, not (x, y)
+
+    def epoch(self):
+        return self._all() if self._continued is None else self._continued.epoch()
+
+
+def _ran_out():
+    warnings.warn("Your input ran out of data; interrupting training. Make sure that your "
+                  "dataset or generator can generate at least `steps_per_epoch * epochs` "
+                  "batches. You may need to use the `.repeat()` function when building your "
+                  "dataset.", stacklevel=3)
+
+
+class _Continued:
+    """Keras's epochs of ``steps_per_epoch`` batches: each epoch continues the pass over
+    the data where the last one stopped; a pass that runs out ends its epoch early (with
+    Keras's warning) and the next epoch starts a new pass (reshuffled)."""
+
+    def __init__(self, make, per_epoch, total):
+        self.make, self.per_epoch, self.total = make, per_epoch, total
+        self.it, self.seen = None, 0
+
+    def epoch(self):
+        if self.it is None:
+            self.it, self.seen = iter(self.make()), 0
+        for _ in range(self.per_epoch):
+            if self.total is not None and self.seen >= self.total:
+                _ran_out()
+                break
+            try:
+                batch = next(self.it)
+            except StopIteration:
+                _ran_out()
+                self.it = None
+                return
+            self.seen += 1
+            yield batch
+        if self.total is not None and self.seen >= self.total:
+            self.it = None
 
 
 def _clean_class_weight(class_weight):
