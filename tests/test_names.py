@@ -286,6 +286,8 @@ RANDOM_SEED_MODULES = {
     "data/dataset.py": "Dataset.shuffle(seed=)", "data/transforms.py": "the shuffle's generator",
     "keras/initializers.py": "initializers' seed", "keras/backend.py": "the global generator",
     "keras/utils.py": "set_random_seed", "keras/layers/core.py": "Dropout(seed=)",
+    "keras/random.py": "keras.random's SeedGenerator", "keras/layers/preprocessing.py":
+    "RandomFlip(seed=)",
     "testing.py": "the random points of the gradient checks",
     "demo.py": "the demo networks' random weights",
 }

@@ -8,6 +8,7 @@ process-wide as well (names and floatx are configuration, not model state).
 'float32'
 """
 import collections
+import re
 
 import numpy as np
 
@@ -84,6 +85,14 @@ def get_uid(prefix=""):
     """A per-session counter per prefix: 1, 2, ... (``clear_session`` restarts it)."""
     _UIDS[prefix] += 1
     return _UIDS[prefix]
+
+
+def to_snake_case(name):
+    """Keras's snake case of a class name (``Conv2D`` -> ``conv2d``, ``ReLU`` -> ``re_lu``),
+    which differs from ``tf.Module``'s (``conv2_d``)."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def unique_name(prefix):

@@ -32,22 +32,16 @@ import datetime
 import io
 import json
 import os
-import re
 import warnings
 import zipfile
 
 import numpy as np
 
-from tapegrad.keras import serialization
+from tapegrad.keras import backend, serialization
 
 CONFIG, METADATA, WEIGHTS = "config.json", "metadata.json", "model.weights.npz"
 _MAX_JSON_BYTES = 64 << 20
 _OK_KINDS = "biufc"
-
-
-def _snake(name):
-    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
 
 
 def weight_paths(model):
@@ -69,7 +63,7 @@ def weight_paths(model):
         children = _sublayers(layer)
         used = {}
         for child in children:
-            base = _snake(type(child).__name__)
+            base = backend.to_snake_case(type(child).__name__)
             used[base] = used.get(base, -1) + 1
             name = base if used[base] == 0 else f"{base}_{used[base]}"
             walk(child, f"{path}/layers/{name}" if path else f"layers/{name}")

@@ -138,6 +138,16 @@ is_nan = _unary(elementwise.isnan_p, "True where x is NaN.")
 is_finite = _unary(elementwise.isfinite_p, "True where x is finite.")
 
 
+def is_inf(x, name=None):
+    """True where x is +inf or -inf: neither finite nor NaN.
+
+    >>> import tapegrad as tf
+    >>> tf.math.is_inf([1.0, float("inf"), float("-inf"), float("nan")]).numpy()
+    array([False,  True,  True, False])
+    """
+    return logical_not(logical_or(is_finite(x), is_nan(x)))
+
+
 def squared_difference(x, y, name=None):
     """(x - y) ** 2."""
     d = subtract(x, y)

@@ -8,13 +8,15 @@ from tapegrad.keras.layers.core import (  # noqa: F401
     Reshape)
 from tapegrad.keras.layers.input_spec import InputSpec  # noqa: F401
 from tapegrad.keras.layers.merging import (  # noqa: F401
-    Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, concatenate,
-    multiply)
+    Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average,
+    concatenate, maximum, minimum, multiply, subtract)
 from tapegrad.keras.layers.normalization import (  # noqa: F401
     BatchNormalization, LayerNormalization)
 from tapegrad.keras.layers.pooling import (  # noqa: F401
     AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D,
     MaxPooling1D, MaxPooling2D, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D)
+from tapegrad.keras.layers.preprocessing import (  # noqa: F401
+    Normalization, RandomFlip, Rescaling)
 from tapegrad.keras.layers.reshaping import (  # noqa: F401
     Permute, RepeatVector, UpSampling2D, ZeroPadding2D)
 

@@ -93,7 +93,7 @@ class Layer(tf.Module):
         if not isinstance(trainable, bool):
             raise ValueError(f"Expected `trainable` to be a boolean. Received: "
                              f"trainable={trainable} (of type {type(trainable)})")
-        super().__init__(name=name or backend.unique_name(tf.module._snake(
+        super().__init__(name=name or backend.unique_name(backend.to_snake_case(
             type(self).__name__)))
         self._trainable = trainable
         self._dtype = backend.standardize_dtype(getattr(dtype, "name", dtype))
@@ -419,6 +419,24 @@ class Layer(tf.Module):
     @property
     def path(self):
         return self.name
+
+    def _first_node(self, what):
+        nodes = self.__dict__.get("_inbound_nodes")
+        if not nodes:
+            raise ValueError(f"The layer {self.name} has never been called and thus has no "
+                             f"defined {what}.")
+        return nodes[0]
+
+    @property
+    def output(self):
+        """The output of the layer's first call on symbolic tensors (a ``KerasTensor``)."""
+        return self._first_node("output")[1]
+
+    @property
+    def input(self):
+        """The input of the layer's first call on symbolic tensors."""
+        node = self._first_node("input")[0]
+        return node.args[0] if node.args else next(iter(node.kwargs.values()))
 
     @property
     def metrics(self):

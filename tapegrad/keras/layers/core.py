@@ -234,10 +234,15 @@ class InputLayer(Layer):
             batch_shape = (batch_size,) + shape
         self._batch_shape = tuple(batch_shape)
         self.built = True
-        self.output = input_tensor if input_tensor is not None else KerasTensor(
+        out = input_tensor if input_tensor is not None else KerasTensor(
             self._batch_shape, dtype=backend.standardize_dtype(dtype), name=self.name)
-        self.output._history = None
-        self.output._input_layer = self
+        out._history = None
+        out._input_layer = self
+        self.__dict__["_input_tensor"] = out
+
+    @property
+    def output(self):
+        return self._input_tensor
 
     @property
     def batch_shape(self):

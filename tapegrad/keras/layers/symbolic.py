@@ -148,6 +148,9 @@ def _symbolic_call(layer, args, kwargs, record):
         node = Node(layer, args, kwargs, outs)
         for i, kt in enumerate(outs):
             kt._history = (node, i)
+        # ``layer.output`` / ``layer.input`` read the first call (a feature extractor's
+        # ``Model(model.input, [l.output for l in model.layers])``); bypasses tracking
+        layer.__dict__.setdefault("_inbound_nodes", []).append((node, structure))
     return structure
 
 

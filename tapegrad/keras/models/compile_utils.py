@@ -80,7 +80,11 @@ class _CompiledMetrics:
     ``weighted_metrics`` use them, a name already taken getting the prefix ``weighted_``.
     For several outputs, the metrics are a list of lists or a dict by output name."""
 
+    name = "compile_metrics"
+
     def __init__(self, metrics, weighted_metrics=None, output_names=None):
+        # Keras lists this container in ``model.metrics`` only where compile got metrics
+        self.given = metrics is not None or weighted_metrics is not None
         for arg, value in (("metrics", metrics), ("weighted_metrics", weighted_metrics)):
             if value and not isinstance(value, (list, tuple, dict)):
                 raise ValueError(f"Expected `{arg}` argument to be a list, tuple, or dict. "
@@ -149,6 +153,16 @@ class _CompiledMetrics:
                     metric.name = m
                 out.append(metric)
         return out
+
+    def result(self):
+        """Each metric's result by name (a custom ``train_step`` returns it as one log)."""
+        if self.metrics is None:
+            raise ValueError("Cannot get result() since the metric has not yet been built.")
+        return {m.name: m.result() for m in self.metrics}
+
+    def reset_state(self):
+        for m in self.metrics or ():
+            m.reset_state()
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         if self.metrics is None:

@@ -89,9 +89,24 @@ class Functional(Model):
     def output_shape(self):
         return tf.nest.map_structure(lambda x: x.shape, self._outputs_struct)
 
+    def __call__(self, *args, **kwargs):
+        if args and isinstance(args[0], dict) and not isinstance(self._inputs_struct, dict):
+            # inputs by name, for a model of a list of inputs: put them in the model's order
+            # before the shapes are checked against its inputs
+            args = (self._by_name(args[0]),) + args[1:]
+        return super().__call__(*args, **kwargs)
+
+    def _by_name(self, inputs):
+        missing = [x.name for x in self._flat_inputs if x.name not in inputs]
+        if missing:
+            raise ValueError(f"Missing data for input(s) {missing}. You passed a data "
+                             f"dictionary with keys {list(inputs)}. Expected the following "
+                             f"keys: {[x.name for x in self._flat_inputs]}")
+        return [inputs[x.name] for x in self._flat_inputs]
+
     def call(self, inputs, training=None, mask=None):
         if isinstance(inputs, dict) and not isinstance(self._inputs_struct, dict):
-            flat = [inputs[x.name] for x in self._flat_inputs]
+            flat = self._by_name(inputs)
         else:
             flat = tf.nest.flatten(inputs)
         if len(flat) != len(self._flat_inputs):

@@ -26,17 +26,50 @@ class Model(Trainer, Layer):
     _masks_inside = True
 
     def __new__(cls, *args, **kwargs):
-        if cls is Model and (len(args) >= 2 or "inputs" in kwargs or (
-                args and "outputs" in kwargs)):
+        if cls is Model and _functional_arguments(args, kwargs):
             from tapegrad.keras.models.functional import Functional
             return Layer.__new__(Functional, *args, **kwargs)
         return Layer.__new__(cls, *args, **kwargs)
 
     def __init__(self, *args, **kwargs):
+        if _functional_arguments(args, kwargs):
+            # A subclass called as ``CustomModel(inputs, outputs)`` (the "customizing
+            # fit()" guide) is a functional model with the subclass's methods: as Keras
+            # does, put Functional in its bases and initialise it as one.
+            from tapegrad.keras.models.functional import Functional
+            _inject_functional(type(self), Functional)
+            Functional.__init__(self, *args, **kwargs)
+            return
         name = kwargs.pop("name", None)
         trainable = kwargs.pop("trainable", True)
-        Layer.__init__(self, name=name, trainable=trainable, dtype=kwargs.pop("dtype", None))
+        Layer.__init__(self, name=name, trainable=trainable, dtype=kwargs.pop("dtype", None),
+                       **kwargs)  # others are Keras's "Unrecognized keyword arguments"
         Trainer.__init__(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A model from ``get_config``: a functional model's config (layers, inputs,
+        outputs) is rebuilt as one (``Model.from_config`` as the functional guide uses
+        it), other configs are the constructor's arguments."""
+        import inspect
+        functional = all(k in config for k in ("name", "layers", "input_layers",
+                                                "output_layers"))
+        spec = inspect.getfullargspec(cls.__init__)
+        if functional and (cls is Model or spec.args[1:3] == ["inputs", "outputs"] or (
+                spec.varargs == "args" and spec.varkw == "kwargs")):
+            from tapegrad.keras.models import graph_config
+            return graph_config.functional_from_config(cls, config, custom_objects)
+        try:
+            return cls(**config)
+        except TypeError as e:
+            raise TypeError(f"Unable to revive model from config. When overriding the "
+                            f"`get_config()` method, make sure that the returned config "
+                            f"contains all items used as arguments in the constructor to "
+                            f"{cls}, which is the default behavior. You can override this "
+                            f"default behavior by defining a `from_config(cls, config)` "
+                            f"class method to specify how to create an instance of "
+                            f"{cls.__name__} from its config.\n\nReceived config={config}"
+                            f"\n\nError encountered during deserialization: {e}") from e
 
     @property
     def layers(self):
@@ -73,3 +106,19 @@ class Model(Trainer, Layer):
 
     def _layer_output_shapes(self):
         return {}
+
+
+def _functional_arguments(args, kwargs):
+    """Whether a Model is called with a functional model's ``(inputs, outputs)``."""
+    return (len(args) >= 2 or (len(args) == 1 and "outputs" in kwargs)
+            or ("inputs" in kwargs and "outputs" in kwargs))
+
+
+def _inject_functional(cls, functional):
+    """``cls`` with ``Model`` replaced by ``functional`` throughout its bases."""
+    if cls is Model:
+        return functional
+    if cls is object or issubclass(cls, functional) or not issubclass(cls, Model):
+        return cls
+    cls.__bases__ = tuple(_inject_functional(base, functional) for base in cls.__bases__)
+    return cls

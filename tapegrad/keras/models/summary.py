@@ -3,7 +3,8 @@ import numpy as np
 
 
 def _count(weights):
-    return int(sum(int(np.prod(w.shape)) for w in weights))
+    """The number of parameters, written as Keras does (``1,010,080``)."""
+    return f"{int(sum(int(np.prod(w.shape)) for w in weights)):,}"
 
 
 def _bytes(weights):
@@ -22,7 +23,7 @@ def print_summary(model, print_fn=None, show_trainable=False):
         shape = shapes.get(id(layer))
         rows.append((f"{layer.name} ({type(layer).__name__})",
                      "?" if shape is None else str(shape),
-                     str(_count(layer.weights)) if layer.built else "0 (unbuilt)"))
+                     _count(layer.weights) if layer.built else "0 (unbuilt)"))
     widths = [max(31, *(len(r[0]) for r in rows)) if rows else 31,
               max(22, *(len(r[1]) for r in rows)) if rows else 22, 13]
     kind = type(model).__name__.lower()

@@ -91,20 +91,23 @@ class Trainer:
     def _metrics_result_or_logs(self, logs):
         # Keras: the metrics' results, unless a custom train_step returned other logs
         results = self.get_metrics_result()
-        if isinstance(logs, dict) and set(logs) != set(results):
+        if isinstance(logs, dict) and set(_flat_logs(logs)) != set(results):
             return logs
         return results
 
     def get_metrics_result(self):
-        return {m.name: m.result() for m in self.metrics}
+        """The metrics' results by name, the compiled metrics' container expanded."""
+        return _flat_logs({m.name: m.result() for m in self.metrics})
 
     @property
     def metrics(self):
+        """As in Keras 3: the loss tracker, each output's loss, and the compiled metrics as
+        one container named ``compile_metrics`` (its ``result()`` is a dict by name)."""
         out = [self._loss_tracker] if self._loss_tracker is not None else []
         if self.compiled_loss is not None and self.compiled_loss.trackers:
             out.extend(self.compiled_loss.trackers)  # each output's loss
-        if self.compiled_metrics is not None and self.compiled_metrics.metrics:
-            out.extend(self.compiled_metrics.metrics)
+        if self.compiled_metrics is not None and self.compiled_metrics.given:
+            out.append(self.compiled_metrics)
         return out
 
     @property
@@ -181,7 +184,7 @@ class Trainer:
         step_fn = self._train_function()
         self.stop_training = False
         cb.on_train_begin()
-        logs = {}
+        logs = epoch_logs = {}
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             cb.on_epoch_begin(epoch)
@@ -196,14 +199,15 @@ class Trainer:
                 vx, vy, vsw = data.unpack_validation(validation_data)
                 val = self.evaluate(vx, vy, sample_weight=vsw,
                                     batch_size=validation_batch_size or batch_size,
-                                    steps=validation_steps, verbose=0, return_dict=True)
+                                    steps=validation_steps, verbose=0, return_dict=True,
+                                    callbacks=cb)  # Keras: the test hooks run too
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
             cb.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
         if hasattr(self.optimizer, "finalize_variable_values"):
             self.optimizer.finalize_variable_values(self.trainable_variables)
-        cb.on_train_end(logs)
+        cb.on_train_end(epoch_logs)
         return history
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
@@ -211,13 +215,14 @@ class Trainer:
         """The loss and metrics over the data (a scalar if there is only the loss)."""
         self._require_compiled("evaluate")
         batches = data.batches(x, y, sample_weight, batch_size, False, steps)
-        cb = callbacks_module.CallbackList(callbacks, model=self, steps=batches.steps)
+        cb = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
+            callbacks_module.CallbackList(callbacks, model=self, steps=batches.steps)
         self.reset_metrics()
         cb.on_test_begin()
         for step, batch in enumerate(batches.epoch()):
             cb.on_test_batch_begin(step)
-            self.test_step(batch)
-            cb.on_test_batch_end(step)
+            step_logs = self.test_step(batch)
+            cb.on_test_batch_end(step, _floats(step_logs) if cb.callbacks else None)
         logs = _floats(self.get_metrics_result())
         cb.on_test_end(logs)
         if return_dict:
@@ -228,8 +233,14 @@ class Trainer:
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs over the data, batch by batch, as NumPy arrays."""
         batches = data.batches(x, None, None, batch_size, False, steps)
-        outs = [tf.nest.map_structure(lambda t: np.asarray(t), self.predict_step(b))
-                for b in batches.epoch()]
+        cb = callbacks_module.CallbackList(callbacks, model=self, steps=batches.steps)
+        cb.on_predict_begin()
+        outs = []
+        for step, b in enumerate(batches.epoch()):
+            cb.on_predict_batch_begin(step)
+            outs.append(tf.nest.map_structure(lambda t: np.asarray(t), self.predict_step(b)))
+            cb.on_predict_batch_end(step, {"outputs": outs[-1]})
+        cb.on_predict_end()
         if not outs:
             raise ValueError("Unexpected result of `predict_function` (Empty batch_outputs). "
                              "Please use `Model.compile(..., run_eagerly=True)`, or "
@@ -277,5 +288,16 @@ def _batch_size(x):
     return tf.cast(tf.shape(first)[0], "float32")
 
 
+def _flat_logs(logs):
+    """Logs with nested dicts (a metric container's result) merged in, as Keras does."""
+    out = {}
+    for k, v in logs.items():
+        if isinstance(v, dict):
+            out.update(_flat_logs(v))
+        else:
+            out[k] = v
+    return out
+
+
 def _floats(logs):
-    return {k: float(np.asarray(v)) for k, v in (logs or {}).items()}
+    return {k: float(np.asarray(v)) for k, v in _flat_logs(logs or {}).items()}

@@ -1,9 +1,9 @@
-"""``tf.keras.callbacks``: hooks called by ``fit`` (``History``, ``EarlyStopping``,
-``LambdaCallback``, the progress bar).
+"""The callbacks' base class and list, ``History``, ``EarlyStopping``,
+``LambdaCallback`` and the progress bar.
 
 >>> from tapegrad import keras
->>> keras.callbacks.EarlyStopping(patience=2).monitor
-'val_loss'
+>>> keras.callbacks.History().history
+{}
 """
 import sys
 import time
@@ -29,8 +29,6 @@ class Callback:
     def on_train_end(self, logs=None): pass
     def on_epoch_begin(self, epoch, logs=None): pass
     def on_epoch_end(self, epoch, logs=None): pass
-    def on_train_batch_begin(self, batch, logs=None): pass
-    def on_train_batch_end(self, batch, logs=None): pass
     def on_test_begin(self, logs=None): pass
     def on_test_end(self, logs=None): pass
     def on_test_batch_begin(self, batch, logs=None): pass
@@ -39,6 +37,15 @@ class Callback:
     def on_predict_end(self, logs=None): pass
     def on_predict_batch_begin(self, batch, logs=None): pass
     def on_predict_batch_end(self, batch, logs=None): pass
+    # Keras's older names of the training batch hooks, which those call
+    def on_batch_begin(self, batch, logs=None): pass
+    def on_batch_end(self, batch, logs=None): pass
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.on_batch_begin(batch, logs=logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs=logs)
 
 
 class CallbackList(Callback):
@@ -65,9 +72,17 @@ class CallbackList(Callback):
         if name.startswith("on_"):
             callbacks = object.__getattribute__(self, "callbacks")
 
-            def hook(*args, **kwargs):
+            indexed = "epoch" in name or "batch" in name  # (epoch or batch, logs)
+
+            def hook(*args, logs=None):
+                # Keras hands every callback one dict (never None): a callback may add
+                # to it (the learning rate) for those after it, History last
+                args = list(args)
+                if len(args) > indexed:
+                    logs = args.pop(indexed)
+                logs = {} if logs is None else logs
                 for c in callbacks:
-                    getattr(c, name)(*args, **kwargs)
+                    getattr(c, name)(*args, logs)
             return hook
         return object.__getattribute__(self, name)
 
