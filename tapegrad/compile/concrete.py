@@ -2,8 +2,10 @@
 
 It holds three versions of the program: ``raw_program`` (the trace), ``program`` (fully
 optimised; what the generated code computes; also ``graph``) and a differentiation-safe one
-(constant folding, CSE and DCE only) that the interpreter runs under tapes and vmap: there,
-rewriting ``x * zeros`` to a constant would turn a zero gradient into an unconnected one.
+(constant folding and DCE only: ``ir.derivative_passes``) that the interpreter runs under
+tapes and vmap: there, rewriting ``x * zeros`` to a constant would turn a zero gradient into
+an unconnected one, and CSE would sum a merged value's cotangents in another order than
+eager execution does.
 """
 import numpy as np
 
@@ -11,7 +13,7 @@ from tapegrad.trace.codegen import compile_program
 from tapegrad.compile.signature import TENSOR, VARIABLE, TensorSpec, rebuild, walk
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, update_locks
-from tapegrad.ir import check, cse, dce, evaluate, fold_constants, optimize
+from tapegrad.ir import check, derivative_passes, evaluate, optimize
 from tapegrad.ir.names import value_names
 
 _wrap = Tensor._wrap
@@ -126,7 +128,7 @@ class ConcreteFunction:
     @property
     def _diff_program(self):
         if self._diff is None:
-            self._diff = optimize(self.raw_program, (fold_constants, cse, dce))
+            self._diff = optimize(self.raw_program, derivative_passes())
         return self._diff
 
     # -- calling --------------------------------------------------------------------------------

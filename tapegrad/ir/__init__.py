@@ -66,5 +66,5 @@ from tapegrad.ir.core import (Const, Equation, IRError, NameGen, Origin, Program
 from tapegrad.ir.checker import check  # noqa: F401
 from tapegrad.ir.printer import pretty  # noqa: F401
 from tapegrad.ir.interpreter import evaluate  # noqa: F401
-from tapegrad.ir.passes import cse, dce, fold_constants, optimize  # noqa: F401
+from tapegrad.ir.passes import cse, dce, derivative_passes, fold_constants, optimize  # noqa: F401
 from tapegrad.ir.algebraic import simplify  # noqa: F401

@@ -171,6 +171,18 @@ def default_passes():
     return (fold_constants, simplify, cse, dce)
 
 
+def derivative_passes():
+    """The passes for a program that tapes will differentiate: constant folding and DCE.
+
+    Not the simplifier (``x * zeros`` to a constant turns a zero gradient into an
+    unconnected one) nor CSE: merging two equal values makes one value used twice, so the
+    reverse pass sums the two cotangents before the operation's rule (``a * (g1 + g2)``)
+    where eager execution, which computed it twice, sums after (``a * g1 + a * g2``):
+    other bits.
+    """
+    return (fold_constants, dce)
+
+
 def optimize(program, passes=None, *, check=False, max_rounds=50):
     """Run ``passes`` (default: fold, simplify, CSE, DCE) until nothing changes.
 

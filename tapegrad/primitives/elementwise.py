@@ -20,6 +20,7 @@ from tapegrad.primitives import identities
 from tapegrad.primitives.complex import conj, is_complex, real
 from tapegrad.primitives.memo import derived
 from tapegrad.primitives.params import check_int
+from tapegrad.primitives.power import exact_power
 from tapegrad.primitives.families import (broadcast_shapes, elementwise, elementwise_batch,
                                           no_bool, ufunc_dtype)
 
@@ -199,9 +200,11 @@ div_p   = binary("div", operator.truediv,
                  lambda g, ans, x, y: g / y,
                  lambda g, ans, x, y: -g * ans / y, emit="{0} / {1}",
                  identities=identities.div, complex="holomorphic")
-pow_p   = binary("pow", xp.power,
+# exact_power: the exponents -1, 0, 0.5, 1, 2 by their exact operations, scalar or array
+pow_p   = binary("pow", exact_power,
                  lambda g, ans, x, y: g * y * pow(_pow_base(x, y), y - 1),
-                 _pow_y_vjp, identities=identities.pow, complex="holomorphic")
+                 _pow_y_vjp, emit="exact_power({0}, {1})", dtype=ufunc_dtype(xp.power),
+                 identities=identities.pow, complex="holomorphic")
 # x ** n for a Python integer n (the README's x ** 3): its rules need no guard for x == 0 or
 # log(x), so they are exact at every order and cheaper than pow's. n is a param.
 def _integer_pow_validate(x, *, y):

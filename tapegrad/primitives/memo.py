@@ -7,19 +7,22 @@ tapes record each copy and differentiate through each copy again. ``derived(ans,
 gives the rules one tensor per output instead: made by ``make(ans)`` the first time, and
 handed out again while it is what the plain rule would give the recorders now. The value
 is the same (the same operations on the same array); what changes is that the outer tapes
-see one recorded tensor used twice instead of two copies, as a compiled program's
-common-subexpression elimination sees it. The rules of tanh (``1 - y*y``), tan (``1 + y*y``)
+see one recorded tensor used twice instead of two copies, so their reverse pass sums its
+cotangents first and runs ``1 - y*y``'s rule once: other bits than with copies. Eager
+execution, a trace (``tf.function``) and vmap therefore all share it alike, or a compiled
+step would differ from the eager one in the last bits (W9P did). The rules of tanh (``1 - y*y``), tan (``1 + y*y``)
 and sigmoid (``y (1 - y)``) take their derivative from it.
 
 A remembered tensor is handed out again only where that is exact for every recorder on the
 stack: each either does not record operations on ``ans`` now (it never watched it, it was
 reset, it is paused), or it recorded the remembered tensor itself (so its derivative
 reaches ``ans`` through the recorded operations, as a fresh copy's would). Recorders say
-so through ``Interpreter.sees``; one that cannot tell (None) makes a fresh copy. Nothing is
-remembered or reused under a trace or a vmap (``STATE.stack.computers``: a compiled
-program has its own common-subexpression elimination), nor for NumPy arrays (a first-order
-pass that nothing records: its operations are plain NumPy, and it is usually compiled). The
-one exception is ``given``: the derivative cache traces a tape's pass with the tape's own
+so through ``Interpreter.sees``; one that cannot tell (None) makes a fresh copy. Symbolic
+and batched tensors are remembered as concrete ones are (the tapes inside a trace or a vmap
+answer ``sees`` for them the same way). Nothing is remembered where nothing records (a
+fresh copy then changes no derivative), nor for NumPy arrays (a first-order pass that
+nothing records: its operations are plain NumPy, and it is usually compiled). The one
+exception is ``given``: the derivative cache traces a tape's pass with the tape's own
 derived tensors standing in (``compile/derivative_cache.py``, which checks them per tape).
 The remembered tensor lives as long as ``ans`` does (a weak reference drops it then); only
 outputs that a recorder holds anyway are remembered.
@@ -57,18 +60,18 @@ def derived(ans, key, make):
         entry = table.get(id(ans))
         if entry is not None and entry[0] is ans and key in entry[1]:
             return entry[1][key]
-    if type(ans) is not Tensor:  # NumPy (nothing records), symbolic or batched values
+    if not isinstance(ans, Tensor):  # NumPy: a first-order pass that nothing records
         return make(ans)
-    st = STATE.stack
-    if st.computers:
+    recorders = STATE.stack.recorders
+    if not recorders:  # nothing records the copy: sharing it changes no derivative
         return make(ans)
     entry = _memo.get(id(ans))
     if entry is not None and entry[0]() is ans:
         d = entry[1].get(key)
-        if d is not None and _still_exact(st.recorders, ans, d):
+        if d is not None and _still_exact(recorders, ans, d):
             return d
     d = make(ans)
-    if st.recording_only and type(d) is Tensor:
+    if isinstance(d, Tensor):
         _remember(ans, key, d)
     return d
 

@@ -15,7 +15,7 @@ import zipfile
 import numpy as np
 
 from tapegrad.core.tensor import Variable
-from tapegrad.ir import IRError, check, cse, dce, fold_constants, optimize
+from tapegrad.ir import IRError, check, derivative_passes, optimize
 from tapegrad.ir.names import named
 from tapegrad.saved import decode, encode
 from tapegrad.saved.arrays import Arrays, Budget
@@ -84,7 +84,7 @@ def archive_bytes(fn):
     # The program without algebraic simplification: that one keeps zero gradients zero
     # (rather than unconnected) when the loaded function is differentiated.
     # Values under the user's names (ir/names.py): the file does not keep the origins.
-    program = check(named(optimize(cf.raw_program, (fold_constants, cse, dce))))
+    program = check(named(optimize(cf.raw_program, derivative_passes())))
     variables = list(cf.variables)
     if len(variables) != len(program.captures):
         raise ValueError("save: a function that takes tf.Variables as arguments cannot be "

@@ -18,7 +18,7 @@ those are built from this program and never from ``fun`` again.
 import numpy as np
 
 from tapegrad.core.tensor import Tensor, Variable, update_locks
-from tapegrad.ir import check, cse, dce, evaluate, fold_constants, optimize
+from tapegrad.ir import check, derivative_passes, evaluate, optimize
 from tapegrad.trace.codegen import compile_program
 from tapegrad.trace.tracer import GraphBuilder, tracing
 
@@ -75,7 +75,7 @@ class Traced:
         """The program on a tensor, through ``bind``: traced, differentiated or batched by
         whatever is active."""
         if self._diff is None:  # no rewrite that would turn a zero gradient into none
-            self._diff = optimize(self.program, (fold_constants, cse, dce))
+            self._diff = optimize(self.program, derivative_passes())
         vs, upd = self.variables, self._diff.updates
         with update_locks([vs[i] for i, _ in upd]):
             (out,), vals = evaluate(self._diff, [x], [v.read_value() for v in vs])
