@@ -131,3 +131,50 @@ def test_threads_share_a_program_and_the_setting_comes_back():
         t.join()
     assert not errors
     assert blas._state["depth"] == 0 and _numpy_threads() == before
+
+
+def _wide_float64_product():
+    """A float64 GEMM big enough to be threaded, with a wide output (OpenBLAS splits it
+    among threads: on several threads its bits often differ from one thread's)."""
+    rng = np.random.default_rng(3)
+    a, b = (tf.constant(rng.standard_normal((300, 300))) for _ in range(2))
+    return tf.function(lambda a, b: a @ b), a, b
+
+
+def _differs_on_one_thread(a, b):
+    with threadpoolctl.threadpool_limits(1, "blas"):
+        one = a @ b
+    return not np.array_equal(one, a @ b)
+
+
+def test_every_call_gives_the_eager_bits_whatever_the_threads():
+    f, a, b = _wide_float64_product()
+    eager = (a @ b).numpy()
+    for _ in range(3 * blas.PROBES + 3):
+        np.testing.assert_array_equal(f(a, b).numpy(), eager)
+    run = f.get_concrete_function(a, b)._fn
+    program = f.get_concrete_function(a, b).program
+    if blas.user_decided():
+        return
+    invariant = blas.thread_invariant(program)
+    assert invariant is (not _differs_on_one_thread(a.numpy(), b.numpy()))
+    if not invariant:  # it never switched: no probe round, the library's default throughout
+        assert run.blas_state["choice"] is None and run.blas_state["times"] == ([], [])
+        assert run.blas_state["invariant"] is False
+
+
+def test_thread_invariance_is_checked_once_per_shape(monkeypatch):
+    f, a, b = _wide_float64_product()
+    program = f.get_concrete_function(a, b).program
+    blas.thread_invariant(program)
+    calls = []
+    monkeypatch.setattr(blas, "_same_bits_on_one_thread", lambda e, libs: calls.append(e))
+    assert blas.thread_invariant(program) in (True, False) and not calls
+    # a float32 program of another shape is checked anew, once
+    g = tf.function(lambda a, b: a @ b)
+    x = tf.ones([128, 64 + 1]), tf.ones([64 + 1, 64])
+    cf = g.get_concrete_function(*x)
+    monkeypatch.setattr(blas, "_INVARIANT", {})
+    monkeypatch.setattr(blas, "_same_bits_on_one_thread", lambda e, libs: calls.append(e) or True)
+    assert blas.thread_invariant(cf.program) is True and len(calls) == 1
+    assert blas.thread_invariant(cf.program) is True and len(calls) == 1

@@ -105,9 +105,12 @@ def test_eager_binary_results_equal_numpy(small_threshold, name, other):
          "row": np.linspace(-2, 2, 256, dtype="float32"), "f64 scalar": np.float64(1.5),
          "python float": 1.5, "int array": np.arange(2048, dtype="int64").reshape(8, 256)}[other]
     prim = PRIMITIVES[name]
+    # pow's impl is primitives/power.py's exact_power: NumPy's power (no exponent here is
+    # one it computes by another operation), recycled
+    plain_impl = np.power if name == "pow" else prim.impl.wrapped
     with np.errstate(all="ignore"):
         for a, b in ((x, y), (y, x)):
-            got, want = prim.impl(a, b), prim.impl.wrapped(a, b)
+            got, want = prim.impl(a, b), plain_impl(a, b)
             assert got.dtype == want.dtype and got.shape == want.shape
             np.testing.assert_array_equal(got, want)
             assert np.array_equal(np.signbit(got), np.signbit(want))

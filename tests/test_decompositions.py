@@ -379,3 +379,17 @@ def test_matrix_exponential_in_a_lie_group_step_and_an_ode():
     with tf.autodiff.ForwardAccumulator(t, tf.constant(1.0)) as acc:
         x = tf.linalg.matvec(tf.linalg.expm(t * a), x0)
     np.testing.assert_allclose(acc.jvp(x).numpy(), a @ x.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 3), (1, 2), (2, 1), (2, 2, 3)])
+def test_full_svd_with_one_extra_singular_vector_differentiates(shape):
+    # |m - n| == 1: the extra vector of the square factor is unique up to its sign (a loss
+    # of squares does not see the sign), so its derivative counts too
+    m, n = shape[-2:]
+    wu, wv = RNG.standard_normal(shape[:-2] + (m, m)), RNG.standard_normal(shape[:-2] + (n, n))
+
+    def loss(x):
+        s, u, v = tf.linalg.svd(x, full_matrices=True)
+        return (tf.reduce_sum(wu * u * u) + tf.reduce_sum(wv * v * v)
+                + tf.reduce_sum(s * s * s))
+    check_grads(loss, [_spread(*shape)], modes=("fwd", "rev"), order=2)

@@ -430,7 +430,7 @@ SPECS = {
     "eigh": [Case(prim_fn("eigh"), [Spread(*s)], label=str(s)) for s in [(3, 3), (2, 3, 3)]],
     "svd": [Case(prim_fn("svd", full_matrices=f), [Spread(*s)], label=f"{s} full={f}")
             for s, f in [((3, 3), False), ((3, 3), True), ((4, 2), False), ((2, 4), False),
-                         ((2, 4, 3), False)]],
+                         ((2, 4, 3), False), ((4, 3), True), ((2, 3), True)]],
     "qr": [Case(prim_fn("qr", full_matrices=f), [Spread(*s)], label=f"{s} full={f}")
            for s, f in [((3, 3), False), ((4, 2), False), ((2, 4), False), ((2, 4), True),
                         ((2, 4, 3), False)]],

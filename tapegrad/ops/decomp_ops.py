@@ -56,9 +56,10 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None):
     """The singular values ``s`` (descending) of (a batch of) matrices, and with
     ``compute_uv`` the tuple ``(s, u, v)`` with ``tensor = u @ diag(s) @ adjoint(v)``.
 
-    ``full_matrices`` gives square ``u`` and ``v``; their derivative exists for square
-    inputs only (the extra singular vectors are not unique). ``s`` alone always
-    differentiates. Gradients through ``u`` and ``v`` divide by gaps between singular values
+    ``full_matrices`` gives square ``u`` and ``v``; their derivative exists where the extra
+    singular vectors are unique up to sign, as in TensorFlow: for square inputs and where
+    the two sizes differ by one (the one extra vector is differentiated too, where
+    TensorFlow drops its gradient). ``s`` alone always differentiates. Gradients through ``u`` and ``v`` divide by gaps between singular values
     with TensorFlow's safe reciprocal, as ``eigh``.
 
     >>> import tapegrad as tf

@@ -56,6 +56,11 @@ def _rows(parts):
     return concat(parts, parts[0].ndim - 2)
 
 
+def _columns(parts):
+    """Join matrices along their columns (axis -1, given non-negative)."""
+    return concat(parts, parts[0].ndim - 1)
+
+
 def _matrix_abstract(name, a):
     if a.ndim < 2:
         raise ValueError(f"{name}: expected matrices of rank >= 2, got shape {tuple(a.shape)}")
@@ -144,10 +149,17 @@ def svd_parts(p, m, n, full_matrices):
 
 
 def _svd_differentiable(m, n, full_matrices):
-    if full_matrices and m != n:
+    if full_matrices and abs(m - n) > 1:
         raise NotImplementedError(
-            f"svd: no derivative with full_matrices=True for a {m}x{n} input (the extra "
-            "singular vectors are not unique); use full_matrices=False")
+            f"svd: no derivative with full_matrices=True for a {m}x{n} input: with "
+            "abs(m - n) > 1 the extra singular vectors are not unique (as in TensorFlow); "
+            "use full_matrices=False")
+
+
+def _split_extra(x, k):
+    """The first ``k`` columns of ``x`` and the rest: with ``full_matrices`` and
+    ``abs(m - n) == 1``, the one extra singular vector, orthogonal to the others."""
+    return x[..., :, :k], x[..., :, k:]
 
 
 def _svd_vjp(g, ans, a, *, full_matrices):
@@ -155,6 +167,14 @@ def _svd_vjp(g, ans, a, *, full_matrices):
     _svd_differentiable(m, n, full_matrices)
     s, u, v = svd_parts(ans, m, n, full_matrices)
     gs, gu, gv = svd_parts(g, m, n, full_matrices)
+    k = min(m, n)
+    # The extra vector of a full U (m = n + 1) is the unit vector orthogonal to A's columns,
+    # unique up to its sign: du = -U1 S^-1 V^T dA^T u, so A's cotangent gets
+    # -u (V S^-1 U1^T g)^T; and V's (n = m + 1) -(U S^-1 V1^T g) v^T. TensorFlow drops it.
+    if full_matrices and m > n:
+        (u, u_x), (gu, g_x) = _split_extra(u, k), _split_extra(gu, k)
+    if full_matrices and n > m:
+        (v, v_x), (gv, g_x) = _split_extra(v, k), _split_extra(gv, k)
     f = _gaps(s * s)
     j = f * matmul(_mT(u), gu)
     k = f * matmul(_mT(v), gv)
@@ -165,6 +185,10 @@ def _svd_vjp(g, ans, a, *, full_matrices):
         out = out + matmul((gu - matmul(u, matmul(_mT(u), gu))) * s_inv, _mT(v))
     if n > m:  # U S^-1 gV^T (I - V V^T)
         out = out + matmul(u * s_inv, _mT(gv - matmul(v, matmul(_mT(v), gv))))
+    if full_matrices and m > n:
+        out = out - matmul(u_x, _mT(matmul(v * s_inv, matmul(_mT(u), g_x))))
+    if full_matrices and n > m:
+        out = out - matmul(matmul(u * s_inv, matmul(_mT(v), g_x)), _mT(v_x))
     return out
 
 
@@ -172,6 +196,11 @@ def _svd_jvp(a_dot, ans, a, *, full_matrices):
     m, n = a.shape[-2:]
     _svd_differentiable(m, n, full_matrices)
     s, u, v = svd_parts(ans, m, n, full_matrices)
+    k = min(m, n)
+    if full_matrices and m > n:
+        u, u_x = _split_extra(u, k)
+    if full_matrices and n > m:
+        v, v_x = _split_extra(v, k)
     f = _gaps(s * s)
     a_dot_v = matmul(a_dot, v)
     dp = matmul(_mT(u), a_dot_v)
@@ -185,7 +214,21 @@ def _svd_jvp(a_dot, ans, a, *, full_matrices):
     if n > m:
         a_dot_t_u = matmul(_mT(a_dot), u)
         dv = dv + (a_dot_t_u - matmul(v, _mT(dp))) * s_inv
-    return _rows([du, dv, expand_dims(diag_part(dp), -2)])
+    ds = expand_dims(diag_part(dp), -2)
+    if not full_matrices or m == n:
+        return _rows([du, dv, ds])
+    # the extra vector's tangent (see _svd_vjp), then every part zero-padded to m + n ... w
+    if m > n:
+        du = _columns([du, -matmul(u * s_inv, matmul(_mT(v), matmul(_mT(a_dot), u_x)))])
+    else:
+        dv = _columns([dv, -matmul(v * s_inv, matmul(_mT(u), matmul(a_dot, v_x)))])
+    w = max(m, n)
+    return _rows([_pad_columns(x, w) for x in (du, dv, ds)])
+
+
+def _pad_columns(x, w):
+    """``x`` with zero columns up to ``w`` (one at most: ``abs(m - n) == 1``)."""
+    return x if x.shape[-1] == w else _columns([x, zeros_like(x[..., :, :1])])
 
 
 svd_p = Primitive("svd", _svd, nin=1, abstract=_svd_abstract, validate=_svd_validate,

@@ -17,16 +17,15 @@ _np_power = recycling(xp.power, xp.power)  # large results into recycled memory
 _OUTER_MAX = 64  # up to this many exponents, one comparison with all five values at once
 
 
-def _positive(x):
-    return xp.positive(x)  # a copy: -0.0 and NaN as they are
-
-
 def _ones(x):  # x ** 0 (and ** -0.0) is 1 for every x, NaN included
     return xp.ones_like(x) if isinstance(x, np.ndarray) else x.dtype.type(1)
 
 
-# x ** v for each of those exponents, by its exact operation (x has the result's dtype)
-_EXACT = {2.0: xp.square, 0.5: xp.sqrt, -1.0: xp.reciprocal, 1.0: _positive, 0.0: _ones}
+# x ** v for each of those exponents, by its exact operation (x has the result's dtype;
+# large results in recycled memory, as NumPy's power's); positive copies x, -0.0 and NaN
+_EXACT = {2.0: recycling(xp.square, xp.square), 0.5: recycling(xp.sqrt, xp.sqrt),
+          -1.0: recycling(xp.reciprocal, xp.reciprocal),
+          1.0: recycling(xp.positive, xp.positive), 0.0: _ones}
 _EXPONENTS = tuple(sorted(_EXACT))
 _EXPONENT_ARRAY = np.array(_EXPONENTS)
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))

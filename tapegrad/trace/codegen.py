@@ -498,6 +498,6 @@ def compile_program(program, fn_name=None):
     # with KeyError on the entry it listed a moment earlier.
     weakref.finalize(fn, _DEAD_SOURCES.append, filename)
     if is_threaded(program_work(program)):
-        fn = adaptive(fn)  # BLAS threads where they pay on this machine now (util/blas.py)
+        fn = adaptive(fn, program)  # BLAS threads where they pay on this machine now (util/blas.py)
     return fn, src
 

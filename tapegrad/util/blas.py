@@ -9,11 +9,17 @@ each compiled program that makes BLAS calls big enough to be threaded
 (``THREADED_WORK`` multiply-adds) times itself: its first calls alternate between NumPy's
 BLAS on one thread and the library's default, it keeps the faster, and it probes again
 every ``REPROBE_CALLS`` calls or ``REPROBE_SECONDS`` seconds, so it follows a machine that
-gets busy or quiet. Switching costs about a microsecond (``threadpoolctl``). The results are
-NOT always the same bits: OpenBLAS's kernels for some shapes round differently on one thread
-and on several, so where this policy switches, a GEMM can differ in its last bit from the
-eager one and between probe rounds (the README says so; deciding the threads yourself, as
-below, makes runs bit-reproducible).
+gets busy or quiet. Switching costs about a microsecond (``threadpoolctl``).
+
+OpenBLAS's results for some shapes depend on its thread count in the last bit (it splits the
+output among threads, and the split moves the blocks' edges: most float64 GEMMs with a wide
+output on this machine's two threads, none of the float32 ones measured), so a switch could
+make a compiled program differ from eager execution, and one call from the next. Before its
+first probe a program therefore checks each of its threaded BLAS calls once, on random
+operands of its shapes (``thread_invariant``, cached per shape for the process): where one
+thread and the default give other bits, the program never switches and runs at the
+library's default, as eager execution does. So every call of a program gives the bits of
+the eager operations, on a quiet machine or a busy one.
 
 The policy steps aside whenever the user decided: when ``OPENBLAS_NUM_THREADS``,
 ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` is set, when ``TAPEGRAD_BLAS_THREADS=default``
@@ -127,11 +133,14 @@ def _restore(libs):
                 c.set_num_threads(n)
 
 
-def adaptive(fn):
+def adaptive(fn, program=None):
     """``fn`` (a compiled program) choosing, by timing itself, between NumPy's BLAS on one
-    thread and the library's default (see the module doc). Nested calls and threads are
-    safe: the first caller in sets one thread, the last one out restores the setting."""
-    state = {"choice": None, "times": ([], []), "calls": 0, "since": 0.0}
+    thread and the library's default (see the module doc), where ``program``'s threaded
+    BLAS calls give the same bits either way (``thread_invariant``; without a ``program``
+    it is not checked). Nested calls and threads are safe: the first caller in sets one
+    thread, the last one out restores the setting."""
+    state = {"choice": None, "times": ([], []), "calls": 0, "since": 0.0,
+             "invariant": None if program is not None else True}
 
     def run(*args):
         if user_decided():
@@ -139,6 +148,12 @@ def adaptive(fn):
         libs = _controllers()
         if not libs:
             return fn(*args)
+        invariant = state["invariant"]
+        if not invariant:
+            if invariant is None:  # once, before the first probe
+                state["invariant"] = thread_invariant(program, libs)
+            if not state["invariant"]:  # False, or None: undecided now (another in one thread)
+                return fn(*args)
         choice = state["choice"]
         if choice is not None:
             state["calls"] += 1
@@ -184,3 +199,71 @@ def program_work(program):
             if hasattr(v, "equations"):
                 work = max(work, program_work(v))
     return work
+
+
+_INVARIANT = {}  # (primitive, operand shapes and dtypes, params) -> same bits on 1 thread
+
+
+def thread_invariant(program, libs=None):
+    """Whether each BLAS call of ``program`` big enough to be threaded gives the same bits
+    on one thread as on the library's default: True, False, or None where it cannot tell now
+    (another program runs on one thread at the moment, so both would run alike).
+
+    Each call is run once each way on random operands of its shapes (OpenBLAS's rounding
+    depends on the shapes and the thread count, not the values), and the answer is kept for
+    the process. A call it cannot run so (a symbolic size, an integer operand) counts as
+    not invariant: the program then keeps the library's default, as eager execution does.
+    """
+    libs = _controllers() if libs is None else libs
+    for e in _threaded_calls(program):
+        try:
+            key = (e.prim.name, tuple((tuple(v.shape), v.dtype.str) for v in e.inputs),
+                   e.params)
+            hash(key)
+        except TypeError:
+            return False
+        ok = _INVARIANT.get(key)
+        if ok is None:
+            ok = _same_bits_on_one_thread(e, libs)
+            if ok is None:
+                return None
+            _INVARIANT[key] = ok
+        if not ok:
+            return False
+    return True
+
+
+def _threaded_calls(program):
+    for e in program.equations:
+        rule = getattr(e.prim, "blas_work", None)
+        if rule is not None and is_threaded(int(rule(e.inputs, e.outs, e.kwargs))):
+            yield e
+        for _, v in e.params:  # control-flow sub-programs
+            if hasattr(v, "equations"):
+                yield from _threaded_calls(v)
+
+
+def _same_bits_on_one_thread(e, libs):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    args = []
+    for v in e.inputs:
+        if not all(type(d) is int for d in v.shape) or v.dtype.kind not in "fc":
+            return False
+        a = rng.standard_normal(tuple(v.shape))
+        if v.dtype.kind == "c":
+            a = a + 1j * rng.standard_normal(tuple(v.shape))
+        args.append(a.astype(v.dtype))
+    with _lock:  # no other program switches meanwhile
+        if _state["depth"]:
+            return None
+        saved = tuple(c.get_num_threads() for c in libs)
+        try:
+            for c in libs:
+                c.set_num_threads(1)
+            one = np.asarray(e.prim.impl(*args, **e.kwargs))
+        finally:
+            for c, n in zip(libs, saved):
+                c.set_num_threads(n)
+        default = np.asarray(e.prim.impl(*args, **e.kwargs))
+    return bool(np.array_equal(one, default, equal_nan=True))
