@@ -326,3 +326,134 @@ def test_unique_keeps_the_order_of_first_occurrence():
     assert y.shape == (0,) and idx.shape == (0,)
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.unique(np.zeros((2, 2)))
+
+
+def _recorded_fit(data, steps, epochs=3):
+    model = _steps_model()
+    seen = []
+
+    class Record(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            seen.append(float(model.get_weights()[0][0, 0]))
+    model.fit(data, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[Record()])
+    return seen, float(model.get_weights()[0][0, 0])
+
+
+_X5 = np.array([[1.0], [2.0], [4.0], [8.0], [16.0]], np.float32)
+_Y5 = np.ones((5, 1), np.float32) * 1e6
+
+
+def test_fit_steps_per_epoch_continues_a_dataset_across_epochs():
+    # batches of 2 from 5 samples: means 1.5, 6, 16; each step adds the batch's mean
+    ds = tf.data.Dataset.from_tensor_slices((_X5, _Y5)).batch(2)
+    with pytest.warns(UserWarning, match="ran out of data"):
+        seen, w = _recorded_fit(ds, 2)  # known cardinality 3: 1, 2 | 3 | 1, 2
+    np.testing.assert_allclose(seen, np.cumsum([0.0, 1.5, 6.0, 16.0, 1.5]))
+    assert w == pytest.approx(1.5 + 6 + 16 + 1.5 + 6)
+    seen, w = _recorded_fit(ds.repeat(), 2)  # infinite: one stream, 1 2 | 3 1 | 2 3
+    np.testing.assert_allclose(seen, np.cumsum([0.0, 1.5, 6.0, 16.0, 1.5, 6.0]))
+    unknown = tf.data.Dataset.from_tensor_slices((_X5, _Y5)).filter(
+        lambda a, b: a[0] > 0).batch(2)
+    with pytest.warns(UserWarning, match="ran out of data"):
+        seen, w = _recorded_fit(unknown, 2)  # 1, 2 | 3, (ran out) | 1, 2
+    assert w == pytest.approx(1.5 + 6 + 16 + 1.5 + 6)
+    seen, w = _recorded_fit(ds, None)  # no steps_per_epoch: each epoch is a fresh pass
+    assert w == pytest.approx(3 * (1.5 + 6 + 16))
+
+
+def test_window_takes_every_stride_element_and_starts_every_shift():
+    n = 11
+    for size, shift, stride, drop in [(3, None, 1, False), (3, 2, 1, False), (2, 5, 1, False),
+                                      (2, 5, 1, True), (3, 1, 2, False), (3, 1, 2, True),
+                                      (4, 4, 3, True), (5, 1, 1, True)]:
+        sh = size if shift is None else shift
+        want = []
+        for start in range(0, n, sh):
+            w = list(range(start, min(start + (size - 1) * stride + 1, n), stride))
+            if len(w) == size or not drop:
+                want.append(w)
+        ds = tf.data.Dataset.range(n).window(size, shift, stride, drop)
+        got = [w.numpy().tolist() for w in ds.flat_map(lambda w: w.batch(size))]
+        assert got == want, (size, shift, stride, drop)
+        assert int(ds.cardinality()) == len(want)
+    ds = tf.data.Dataset.from_tensor_slices({"a": np.arange(5), "b": np.arange(5) * 2.0})
+    wins = list(ds.window(2))
+    assert [sorted(w) for w in wins] == [["a", "b"]] * 3
+    assert [v.numpy().tolist() for v in wins[2]["b"]] == [8.0]
+    inf = tf.data.Dataset.range(3).repeat().window(2, 3)  # streams an infinite input
+    assert int(inf.cardinality()) == tf.data.INFINITE_CARDINALITY
+    assert [w.numpy().tolist() for w in inf.flat_map(lambda w: w.batch(2)).take(3)] == [
+        [0, 1], [0, 1], [0, 1]]
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.data.Dataset.range(3).window(0)
+
+
+def test_padded_batch_with_a_scalar_component_and_known_dimensions():
+    ds = tf.data.Dataset.range(1, 4).map(lambda x: (tf.fill([x], x), x))
+    got = [(a.numpy().tolist(), b.numpy().tolist()) for a, b in ds.padded_batch(2)]
+    assert got == [([[1, 0], [2, 2]], [1, 2]), ([[3, 3, 3]], [3])]
+    ds = tf.data.Dataset.range(1, 4).map(lambda x: tf.fill([x, 2], tf.cast(x, tf.float32)))
+    assert ds.padded_batch(2).element_spec.shape == (None, None, 2)
+
+
+def test_unbatch_of_static_batches_knows_its_cardinality():
+    ds = tf.data.Dataset.from_tensors((np.arange(6).reshape(3, 2), np.arange(3.0)))
+    assert int(ds.unbatch().cardinality()) == 3
+    assert int(tf.data.Dataset.range(10).batch(4).unbatch().cardinality()) == -2
+
+
+_GRADS = [np.array([0.3, -0.7, 0.0, 2.0], np.float32), np.array([-0.1, -0.7, 1e-3, 5.0], np.float32),
+          np.array([0.0, 0.4, -2.0, 0.5], np.float32)]
+
+
+def _steps(opt, dtype=np.float32):
+    v = tf.Variable(np.array([1.0, -2.0, 0.5, 0.0], dtype))
+    for g in _GRADS:
+        opt.apply_gradients([(tf.constant(g.astype(dtype)), v)])
+    return v.numpy()
+
+
+def _f(x, dtype=np.float32):
+    return np.asarray(x, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adamax_is_keras_rule(dtype):
+    lr, b1, b2, eps = _f(0.1, np.float32).astype(dtype), 0.9, 0.999, 1e-7
+    v = np.array([1.0, -2.0, 0.5, 0.0], dtype)
+    m, u = np.zeros(4, dtype), np.zeros(4, dtype)
+    for t, g in enumerate(_GRADS, 1):
+        g = g.astype(dtype)
+        m = m + (g - m) * (1 - b1)
+        u = np.maximum(b2 * u, np.abs(g))
+        v = v - (lr * m) / ((1 - np.power(_f(b1, dtype), _f(t, dtype))) * (u + eps))
+    np.testing.assert_array_equal(_steps(keras.optimizers.Adamax(0.1), dtype), v)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adadelta_is_keras_rule(dtype):
+    lr, rho, eps = _f(0.5, np.float32).astype(dtype), 0.8, 1e-7
+    v = np.array([1.0, -2.0, 0.5, 0.0], dtype)
+    ag, ad = np.zeros(4, dtype), np.zeros(4, dtype)
+    for g in _GRADS:
+        g = g.astype(dtype)
+        ag = rho * ag + (1 - rho) * np.square(g)
+        delta = -((np.sqrt(ad + eps) * g) / np.sqrt(ag + eps))
+        ad = rho * ad + (1 - rho) * np.square(delta)
+        v = v + lr * delta
+    np.testing.assert_array_equal(_steps(keras.optimizers.Adadelta(0.5, rho=0.8), dtype), v)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lion_is_keras_rule(dtype):
+    lr, b1, b2 = _f(0.1, np.float32).astype(dtype), _f(0.7, dtype), _f(0.99, dtype)
+    v = np.array([1.0, -2.0, 0.5, 0.0], dtype)
+    m = np.zeros(4, dtype)
+    for g in _GRADS:
+        g = g.astype(dtype)
+        v = v - lr * np.sign(m * b1 + g * (1.0 - b1))
+        m = m * b2 + g * (1.0 - b2)
+    np.testing.assert_array_equal(_steps(keras.optimizers.Lion(0.1, beta_1=0.7), dtype), v)
+    with pytest.raises(ValueError):
+        keras.optimizers.Lion(beta_1=0.0)
+    assert isinstance(keras.optimizers.get("lion"), keras.optimizers.Lion)

@@ -15,9 +15,10 @@ from tapegrad.data import combine
 from tapegrad.data import sources
 from tapegrad.data import structure as data_structure
 from tapegrad.data import transforms
+from tapegrad.data import windows
 from tapegrad.data.options import Options
 from tapegrad.core.state import STATE
-from tapegrad.errors import OutOfRangeError, UnimplementedError
+from tapegrad.errors import InvalidArgumentError, OutOfRangeError, UnimplementedError
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = sources.INFINITE
@@ -125,8 +126,8 @@ class Dataset:
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
                      drop_remainder=False, name=None):
         """Like ``batch``, padding each component to ``padded_shapes`` (None dimensions,
-        and all of them by default: the largest size in the batch) with ``padding_values``
-        (default 0)."""
+        and by default the element spec's unknown ones: the largest size in the batch) with
+        ``padding_values`` (default 0)."""
         spec = self.element_spec
         specs = data_structure.flatten(spec)
         if padded_shapes is None:
@@ -134,7 +135,7 @@ class Dataset:
                 if s.shape is None:
                     raise ValueError("You must provide `padded_shapes` argument because "
                                      "component has unknown rank.")
-            shapes = [(None,) * len(s.shape) for s in specs]
+            shapes = [tuple(s.shape) for s in specs]  # known dimensions stay known
         else:
             shapes = [None if sh is None else tuple(None if d is None else int(d) for d in sh)
                       for sh in sources._shape_leaves(spec, padded_shapes)]
@@ -188,6 +189,25 @@ class Dataset:
     def flat_map(self, map_func, name=None):
         """Map each element to a dataset and concatenate those datasets."""
         return Dataset(combine.FlatMap(self._node, map_func, Dataset))
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Windows of ``size`` elements (every ``stride``-th), one starting every ``shift``
+        (default ``size``) elements; each window is a structure of datasets, one per
+        component, so ``flat_map(lambda w: w.batch(size))`` makes them tensors.
+
+        >>> import tapegrad as tf
+        >>> ds = tf.data.Dataset.range(5).window(2, shift=1, drop_remainder=True)
+        >>> [w.numpy().tolist() for w in ds.flat_map(lambda w: w.batch(2))]
+        [[0, 1], [1, 2], [2, 3], [3, 4]]
+        """
+        size, stride = _count(size, "size"), _count(stride, "stride")
+        shift = size if shift is None else _count(shift, "shift")
+        for n, v in (("size", size), ("shift", shift), ("stride", stride)):
+            if v <= 0:
+                raise InvalidArgumentError(f"Window {n} must be greater than zero, but got "
+                                           f"{v}.")
+        return Dataset(windows.Window(self._node, size, shift, stride, drop_remainder,
+                                      Dataset))
 
     def repeat(self, count=None, name=None):
         """Repeat the dataset ``count`` times (forever with None or -1)."""

@@ -109,7 +109,7 @@ def pad_rows(rows, shapes, values):
                 raise InvalidArgumentError(
                     "Attempted to pad to a smaller size than the input element.")
             widths = [(0, t - n) for n, t in zip(a.shape, target)]
-            out[i].append(_wrap(np.pad(a, widths, constant_values=value)))
+            out[i].append(_wrap(np.pad(a, widths, constant_values=value) if widths else a))
     return [data_structure.pack(r, o) for r, o in zip(rows, out)]
 
 
@@ -139,7 +139,14 @@ class Unbatch(Stage):
                                                  s.dtype), self.input.spec())
 
     def cardinality(self):
-        return INFINITE if self.input.cardinality() == INFINITE else UNKNOWN
+        c = self.input.cardinality()
+        if c == INFINITE:
+            return INFINITE
+        rows = {None if s.shape is None else s.shape[0]
+                for s in data_structure.flatten(self.input.spec())}
+        if c >= 0 and len(rows) == 1 and None not in rows:
+            return c * rows.pop()  # every element holds the same static number of rows
+        return UNKNOWN
 
 
 class Map(Stage):

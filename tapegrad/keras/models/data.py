@@ -147,6 +147,13 @@ def _weigh_batch(batch, class_weight):
                                                                           class_weight))
 
 
+def _known_length(source):
+    try:
+        return len(source) if hasattr(source, "__len__") else None
+    except TypeError:  # a dataset of infinite or unknown cardinality
+        return None
+
+
 class _IterableBatches:
     def __init__(self, source, steps, class_weight=None):
         self.source, self.steps = source, steps
@@ -155,13 +162,20 @@ class _IterableBatches:
         if self.one_shot and steps is None:
             self.steps = None
         self._it = iter(source) if self.one_shot else None
+        # a re-iterable source with steps_per_epoch: the epochs continue one pass, as Keras
+        self._continued = None
+        if not self.one_shot and steps is not None:
+            self._continued = _Continued(lambda: source, int(steps), _known_length(source))
         if self.steps is None and hasattr(source, "__len__"):
             try:
                 self.steps = len(source)
             except TypeError:
                 self.steps = None
 
-    def epoch(self):
+    def _batches(self):
+        if self._continued is not None:
+            yield from self._continued.epoch()
+            return
         it = self._it if self.one_shot else iter(self.source)
         count = 0
         while self.steps is None or count < self.steps:
@@ -170,6 +184,10 @@ class _IterableBatches:
             except StopIteration:
                 return
             count += 1
+            yield batch
+
+    def epoch(self):
+        for batch in self._batches():
             batch = tuple(batch) if isinstance(batch, list) else batch
             yield batch if self.class_weight is None else _weigh_batch(batch,
                                                                        self.class_weight)

@@ -23,6 +23,7 @@ class _TensorOps:
     """The rule's operations on tensors; writes are ``Variable.assign``."""
     sqrt, square, maximum = staticmethod(tf.sqrt), staticmethod(tf.square), staticmethod(
         tf.maximum)
+    abs, sign = staticmethod(tf.abs), staticmethod(tf.sign)
 
     @staticmethod
     def power(a, b):
@@ -44,6 +45,7 @@ class _TensorOps:
 class _ArrayOps:
     """The same operations on the variables' arrays, for an eager step nothing records."""
     sqrt, square, maximum, power = np.sqrt, np.square, np.maximum, np.power
+    abs, sign = np.abs, np.sign
 
     @staticmethod
     def cast(x, dtype):
