@@ -25,6 +25,7 @@ from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, norm, tensordo
 from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
 from tapegrad.ops.clip_ops import clip_by_global_norm  # noqa: F401
 from tapegrad.ops.unique_ops import unique, unique_with_counts  # noqa: F401
+from tapegrad.ops.tensor_array import TensorArray  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # noqa: F401
 from tapegrad.module import Module  # noqa: F401
 from tapegrad.tape.custom_gradient import custom_gradient, recompute_grad  # noqa: F401

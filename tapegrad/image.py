@@ -3,3 +3,4 @@ from tapegrad.ops.image_ops import (  # noqa: F401
     ResizeMethod, adjust_contrast, central_crop, convert_image_dtype, flip_left_right,
     flip_up_down, grayscale_to_rgb, per_image_standardization, random_flip_left_right,
     random_flip_up_down, resize, rgb_to_grayscale)
+from tapegrad.ops.image_filters import image_gradients, sobel_edges, total_variation  # noqa: F401,E402

@@ -15,6 +15,8 @@ from tapegrad import keras
 from tapegrad.keras import layers, ops
 from tapegrad.testing import check_grads
 
+from _keras_programs import Sampling
+
 
 def test_functional_multi_input_multi_output_model_by_name(tmp_path):
     keras.utils.set_random_seed(0)
@@ -218,20 +220,6 @@ def test_subclassing_guide_layers_weights_and_losses():
     assert CustomDense.from_config(config).units == 64
     lin = CustomDense(3, dtype="float64")  # float64 for the central differences
     check_grads(lambda x: lin(x), [np.random.default_rng(0).random((2, 4))], order=1)
-
-
-class Sampling(layers.Layer):
-    """The guide's reparameterisation layer."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.seed_generator = keras.random.SeedGenerator(1337)
-
-    def call(self, inputs):
-        z_mean, z_log_var = inputs
-        batch, dim = ops.shape(z_mean)[0], ops.shape(z_mean)[1]
-        epsilon = keras.random.normal(shape=(batch, dim), seed=self.seed_generator)
-        return z_mean + ops.exp(0.5 * z_log_var) * epsilon
 
 
 class VariationalAutoEncoder(keras.Model):

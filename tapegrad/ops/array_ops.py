@@ -10,7 +10,7 @@ from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size, sizes_now
 from tapegrad.core.tensor import full as _full
-from tapegrad.ops._convert import axis1, static_shape, tensor
+from tapegrad.ops._convert import axis1, like, static_shape, tensor
 from tapegrad.ops._convert import cast as _cast
 from tapegrad.primitives import shape as shape_prims
 
@@ -133,6 +133,15 @@ def squeeze(input, axis=None, name=None):
     return bind(shape_prims.reshape_p, x, shape=shape)
 
 
+def _tensors_like(values):
+    """The values as tensors, Python numbers and lists taking the dtype of the first tensor
+    among them (TensorFlow's rule: ``tf.stack([tf.constant(1.0), 2])`` is float32)."""
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    if first is None:
+        return [tensor(v) for v in values]
+    return [v if isinstance(v, Tensor) else like(v, first) for v in values]
+
+
 def concat(values, axis, name=None):
     """Join tensors along an existing axis.
 
@@ -140,7 +149,7 @@ def concat(values, axis, name=None):
     >>> tf.concat([[1.0], [2.0, 3.0]], 0).numpy().tolist()
     [1.0, 2.0, 3.0]
     """
-    xs = [tensor(v) for v in values]
+    xs = _tensors_like(values)
     if not xs:
         raise ValueError("concat: needs at least one tensor.")
     dt = np.result_type(*[x.dtype for x in xs])
@@ -164,7 +173,7 @@ def stack(values, axis=0, name=None):
     >>> tf.stack([1.0, 2.0]).shape
     (2,)
     """
-    xs = [tensor(v) for v in values]
+    xs = _tensors_like(values)
     if not xs:
         raise ValueError("stack: needs at least one tensor.")
     shape0 = tuple(xs[0].shape)

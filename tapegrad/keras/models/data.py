@@ -43,6 +43,7 @@ class _ArrayBatches:
     def __init__(self, x, y, sample_weight, batch_size, shuffle, steps):
         self.parts = tuple(p for p in (x, y, sample_weight) if p is not None)
         self.parts = tf.nest.map_structure(np.asarray, self.parts)
+        self._lone = not isinstance(x, (list, tuple))
         self.n = _length(self.parts[0])
         for p in self.parts[1:]:
             if _length(p) != self.n:
@@ -61,7 +62,9 @@ class _ArrayBatches:
             lo, hi = i * self.batch_size, min((i + 1) * self.batch_size, self.n)
             idx = order[lo:hi] if order is not None else slice(lo, hi)
             batch = tuple(_tensors(_take(p, idx)) for p in self.parts)
-            yield batch  # (x,) too: a list x is a multi-input model's x, not (x, y)
+            # Keras hands train_step a lone x as itself (the VAE example's ``data``); a
+            # list or tuple x stays (x,): a multi-input model's x, not (x, y)
+            yield batch[0] if len(batch) == 1 and self._lone else batch
 
     def epoch(self):
         return self._all() if self._continued is None else self._continued.epoch()

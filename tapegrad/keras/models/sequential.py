@@ -74,12 +74,38 @@ class Sequential(Model):
         shape = (None,) + tuple(input_shape)[1:]
         first = self._stack[0] if self._stack else None
         x = first.output if isinstance(first, InputLayer) else Input(batch_shape=shape)
+        self._symbolic = [x, None]
         self._output_shapes = {}
         for layer in self.layers:
             x = layer(x)
             self._output_shapes[id(layer)] = getattr(x, "shape", None)
+        self._symbolic[1] = x
         self._symbolic_input_shape = shape
         self.built = True
+
+    def _graph_end(self, i, what):
+        if not self.built or "_symbolic" not in self.__dict__:
+            raise ValueError(f"The layer {self.name} has never been called and thus has no "
+                             f"defined {what}.")
+        return self._symbolic[i]
+
+    @property
+    def input(self):
+        """The symbolic input of the built model (a feature extractor's
+        ``keras.Model(model.input, [layer.output for layer in model.layers])``)."""
+        return self._graph_end(0, "input")
+
+    @property
+    def output(self):
+        return self._graph_end(1, "output")
+
+    @property
+    def inputs(self):
+        return [self.input]
+
+    @property
+    def outputs(self):
+        return [self.output]
 
     def call(self, inputs, training=None, mask=None):
         for layer in self.layers:
