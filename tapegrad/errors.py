@@ -11,3 +11,7 @@ class OutOfRangeError(IndexError):
 
 class UnimplementedError(NotImplementedError):
     """An operation is not implemented for these arguments."""
+
+
+class NotFoundError(LookupError):
+    """No kernel (or entity) exists for the request, e.g. a scatter max of booleans."""

@@ -288,6 +288,29 @@ def test_norm_errors():
         tf.norm(tf.ones([3]), -1)
 
 
+@pytest.mark.parametrize("ord,axis", [("euclidean", None), ("euclidean", 1), (1, 0),
+                                      (np.inf, None), ("fro", (0, 1)), (3.0, -1), (1, [0, 1])])
+def test_normalize_is_the_tensor_over_its_norm(ord, axis):
+    x = rnd(3, 4)
+    normalized, norm = tf.linalg.normalize(x, ord, axis)
+    want = tf.norm(x, ord, axis, keepdims=True)
+    assert norm.shape == want.shape
+    np.testing.assert_array_equal(norm.numpy(), want.numpy())
+    np.testing.assert_array_equal(normalized.numpy(), x / want.numpy())
+    smooth = ord not in (1, np.inf)  # 1 and inf norms are piecewise linear
+    check_grads(lambda x: tf.linalg.normalize(x, ord, axis)[0], [x], order=2 if smooth else 1)
+    check_grads(lambda x: tf.linalg.normalize(x, ord, axis)[1], [x], order=2 if smooth else 1)
+
+
+def test_normalize_zero_vector_and_errors():
+    normalized, norm = tf.linalg.normalize([[3.0, 4.0], [0.0, 0.0]], axis=1)
+    assert norm.numpy().tolist() == [[5.0], [0.0]] and np.isnan(normalized.numpy()[1]).all()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="int32"):
+        tf.linalg.normalize(tf.constant([3, 4]))
+    with pytest.raises(ValueError, match="vector norm"):
+        tf.linalg.normalize([1.0, 2.0], -1)
+
+
 @pytest.mark.parametrize("shape,clip,axes", [((3,), 1.0, None), ((2, 3), 0.5, 1),
                                              ((2, 3), 100.0, None)])
 def test_clip_by_norm(shape, clip, axes):

@@ -286,6 +286,11 @@ SPECS = {
         Case(prim_fn("unsorted_segment_prod", num_segments=3),
              [Const([0.0, 2.0, 3.0, 0.0, 0.0, 1.5]), Const(np.array([0, 0, 1, 2, 2, 1]))],
              order=1, label="one and two zeros (TensorFlow's rule: first order only)")],
+    # tensor_scatter_nd_max / _min (primitives/scatter_extremes.py): duplicate ids, rows
+    **{name: [Case(prim_fn(name), [R(4, 2), Const(np.array([0, 2, 0])), R(3, 2)],
+                   label="duplicate ids, rows"),
+              Case(prim_fn(name), [R(3), Const(np.array([2])), R(1)], label="1-D")]
+       for name in ("scatter_max", "scatter_min")},
     # complex parts on real inputs (complex values: tests/test_complex.py, against TF)
     "real": unary("real"), "imag": unary("imag"), "conj": unary("conj"),
     # select

@@ -237,3 +237,72 @@ def test_vectorized_map_over_examples_and_their_indices():
         got = tf.vectorized_map(f, (x, idx, ids, shifts)).numpy()
         want = np.stack([f((x[k], idx[k], ids[k], shifts[k])).numpy() for k in range(3)])
         assert_same_bits(got, want, name)
+
+
+def _scatter_extreme_loop(t, ids, u, how):
+    """TensorFlow's CPU kernel, update by update: out = (out < u) ? u : out (min: u < out)."""
+    out = t.copy()
+    better = (lambda a, b: a < b) if how == "max" else (lambda a, b: b < a)
+    for k, i in enumerate(ids):
+        for j in np.ndindex(out.shape[1:]):
+            if better(out[(i,) + j], u[(k,) + j]):
+                out[(i,) + j] = u[(k,) + j]
+    return out
+
+
+@pytest.mark.parametrize("how", ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_tensor_scatter_nd_max_min_match_the_kernel_loop(how, dtype):
+    rng = np.random.default_rng(7)
+    t = rng.integers(-3, 4, (6, 2)).astype(dtype)
+    u = rng.integers(-3, 4, (9, 2)).astype(dtype)
+    ids = rng.integers(0, 6, 9)
+    if dtype != np.int32:  # NaN in the tensor stays, NaN updates change nothing; +-0 ties
+        t[0, 0], u[3, 1], t[1] = np.nan, np.nan, [-0.0, 0.0]
+        u[[4, 5]] = [[0.0, -0.0], [-0.0, 0.0]]
+        ids[[3, 4, 5]] = [2, 1, 1]
+    fn = getattr(tf, f"tensor_scatter_nd_{how}")
+    want = _scatter_extreme_loop(t, ids, u, how)
+    got = fn(tf.constant(t), tf.constant(ids[:, None]), tf.constant(u))
+    assert_same_bits(got.numpy(), want)
+    compiled = tf.function(fn)(tf.constant(t), tf.constant(ids[:, None]), tf.constant(u))
+    assert_same_bits(compiled.numpy(), want)
+    # indices into two axes: the same slots, addressed by (row, column)
+    got2 = fn(tf.constant(t), tf.constant(np.stack([ids, ids % 2], 1)),
+              tf.constant(u[:, 0].copy()))
+    want2 = _scatter_extreme_loop(t.reshape(12, 1), ids * 2 + ids % 2, u[:, :1], how)
+    assert_same_bits(got2.numpy(), want2.reshape(6, 2))
+
+
+@pytest.mark.parametrize("how", ["max", "min"])
+def test_tensor_scatter_nd_max_min_gradients_are_tensorflows(how):
+    fn = getattr(tf, f"tensor_scatter_nd_{how}")
+    rng = np.random.default_rng(8)
+    ids = np.array([[0], [2], [0], [3]])
+    check_grads(lambda t, u: fn(t, ids, u), [rng.standard_normal((5, 2)),
+                                             rng.standard_normal((4, 2))], order=2)
+    # ties share the cotangent (TensorFlow's rule): the tensor and two updates equal to it
+    t, u = tf.constant([3.0, 1.0]), tf.constant([3.0, 3.0, 0.5])
+    with tf.GradientTape() as g:
+        g.watch([t, u])
+        y = fn(t, [[0], [0], [1]], u)
+    gt, gu = g.gradient(y, [t, u])
+    winner = float(how == "min")  # 0.5 beats 1.0 only for min
+    third = np.float32(1) / np.float32(3)
+    np.testing.assert_array_equal(gt.numpy(), np.array([third, 1 - winner], np.float32))
+    np.testing.assert_array_equal(gu.numpy(), np.array([third, third, winner], np.float32))
+
+
+def test_tensor_scatter_nd_max_min_errors_and_vmap():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not index"):
+        tf.tensor_scatter_nd_max([1.0, 2.0], [[5]], [1.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="updates must have shape"):
+        tf.tensor_scatter_nd_min([1.0, 2.0], [[0]], [1.0, 2.0])
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.tensor_scatter_nd_max([True, False], [[1]], [True])
+    rng = np.random.default_rng(9)
+    t, u = rng.standard_normal((4, 5)), rng.standard_normal((4, 3))
+    ids = rng.integers(0, 5, (4, 3, 1))
+    f = lambda t, i, u: tf.tensor_scatter_nd_max(t, i, u)  # noqa: E731
+    loop = np.stack([f(t[k], ids[k], u[k]).numpy() for k in range(4)])
+    assert_same_bits(tf.vmap(f)(t, ids, u).numpy(), loop)

@@ -12,6 +12,7 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
+from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops import array_ops
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import axis1, binary
@@ -23,7 +24,8 @@ from tapegrad.primitives.complex import conj
 
 __all__ = [
     "adjoint", "band_part", "cholesky", "cholesky_solve", "det", "diag", "diag_part", "einsum",
-    "eye", "inv", "logdet", "matmul", "matrix_transpose", "matvec", "norm", "slogdet", "solve",
+    "eye", "inv", "logdet", "matmul", "matrix_transpose", "matvec", "norm", "normalize",
+    "slogdet", "solve",
     "tensordot", "trace", "triangular_solve",
 ]
 
@@ -508,6 +510,23 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
         out = math_ops.pow(math_ops.reduce_sum(math_ops.pow(math_ops.abs(x), p), axis=ax,
                                                keepdims=True), 1.0 / p)
     return out if keepdims else array_ops.squeeze(out, axis=list(ax))
+
+
+def normalize(tensor, ord="euclidean", axis=None, name=None):
+    """``(tensor / norm, norm)`` with ``norm = tf.norm(tensor, ord, axis, keepdims=True)``,
+    as ``tf.linalg.normalize`` (a zero norm gives NaN, as in TensorFlow).
+
+    >>> import tapegrad as tf
+    >>> [t.numpy().tolist() for t in tf.linalg.normalize([3.0, 4.0])]
+    [[0.6000000238418579, 0.800000011920929], [5.0]]
+    """
+    x = _tensor(tensor)
+    if x.dtype.kind not in "fc":  # TensorFlow's kernels refuse them
+        raise InvalidArgumentError(f"normalize: {x.dtype.name} is not in the list of allowed "
+                                   "types: half, float, double, complex64, complex128")
+    n = norm(x, ord, axis, keepdims=True)
+    n = array_ops.cast(n, x.dtype) if n.dtype != x.dtype else n
+    return x / n, n
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):

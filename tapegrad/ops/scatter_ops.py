@@ -1,5 +1,7 @@
-"""``tf.tensor_scatter_nd_update``, ``_add`` and ``_sub``: a copy of ``tensor`` with the
-slices addressed by the last axis of ``indices`` replaced by, or added to, ``updates``.
+"""``tf.tensor_scatter_nd_update``, ``_add``, ``_sub``, ``_max`` and ``_min``: a copy of
+``tensor`` with the slices addressed by the last axis of ``indices`` replaced by, added to,
+or compared with ``updates`` (max and min: the primitives of
+``primitives/scatter_extremes.py``).
 
 Composed of primitives on the addressed axes flattened into one (as ``gather_nd``): the
 additions are a ``take_add`` (a scatter: its gradient is a gather, TensorFlow's); an update
@@ -17,11 +19,11 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
-from tapegrad.errors import InvalidArgumentError
+from tapegrad.errors import InvalidArgumentError, NotFoundError
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import tensor
 from tapegrad.ops.array_ops import gather, range as _range, reshape
-from tapegrad.primitives import segments
+from tapegrad.primitives import scatter_extremes, segments
 from tapegrad.primitives.shape import take_add_p
 
 _wrap = Tensor._wrap
@@ -105,6 +107,40 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     return reshape(math_ops.where(hit, picked, tf_), tuple(t.shape))
 
 
+def _extreme(prim, op, tensor_, indices, updates):
+    t = tensor(tensor_)
+    if t.dtype.kind in "bc":  # TensorFlow has no kernel for them
+        raise NotFoundError(f"{op}: no kernel for {t.dtype.name} tensors [Op:{op}]")
+    tf_, flat, uf, _ = _flat(t, indices, updates, op)
+    return reshape(bind(prim, tf_, flat, uf), tuple(t.shape))
+
+
+def tensor_scatter_nd_max(tensor, indices, updates, name=None):
+    """``tensor`` with each slice at ``indices`` the max of itself and its updates (a NaN in
+    ``tensor`` stays, a NaN update changes nothing, as TensorFlow's kernel). The gradient
+    is shared among the elements equal to the result, as TensorFlow's.
+
+    >>> import tapegrad as tf
+    >>> tf.tensor_scatter_nd_max([1.0, 5.0, 2.0], [[0], [1], [0]], [4.0, 3.0, 6.0]).numpy().tolist()
+    [6.0, 5.0, 2.0]
+    """
+    return _extreme(scatter_extremes.scatter_max_p, "TensorScatterMax", tensor, indices,
+                    updates)
+
+
+def tensor_scatter_nd_min(tensor, indices, updates, name=None):
+    """``tensor`` with each slice at ``indices`` the min of itself and its updates (see
+    ``tensor_scatter_nd_max``).
+
+    >>> import tapegrad as tf
+    >>> tf.tensor_scatter_nd_min([1.0, 5.0, 2.0], [[0], [1]], [4.0, 3.0]).numpy().tolist()
+    [1.0, 3.0, 2.0]
+    """
+    return _extreme(scatter_extremes.scatter_min_p, "TensorScatterMin", tensor, indices,
+                    updates)
+
+
 _as_tensor = tensor
 
-__all__ = ["tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub"]
+__all__ = ["tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
+           "tensor_scatter_nd_max", "tensor_scatter_nd_min"]

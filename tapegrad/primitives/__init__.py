@@ -3,6 +3,6 @@ and ``while_loop`` (``control_flow.py``, a layer above: their rules run tapes an
 from tapegrad.primitives import elementwise, reductions, shape, linalg  # noqa: F401
 from tapegrad.primitives import random, sorting  # noqa: F401
 from tapegrad.primitives import conv, pooling, variables  # noqa: F401
-from tapegrad.primitives import scans, segments, special  # noqa: F401
+from tapegrad.primitives import scans, scatter_extremes, segments, special  # noqa: F401
 from tapegrad.primitives import decompositions  # noqa: F401
 from tapegrad.core.dispatch import PRIMITIVES  # noqa: F401
