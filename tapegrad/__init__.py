@@ -30,6 +30,7 @@ from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # no
 from tapegrad.module import Module  # noqa: F401
 from tapegrad.tape.custom_gradient import custom_gradient, recompute_grad  # noqa: F401
 from tapegrad.compile import derivative_cache as _derivative_cache  # noqa: F401  (installs its hooks)
+from tapegrad.compile import recorded_pass as _recorded_pass  # noqa: F401  (installs its hook)
 from tapegrad.transforms.functional import (  # noqa: F401
     grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp)
 from tapegrad.batching.vmap import vectorized_map, vmap  # noqa: F401

@@ -10,7 +10,7 @@ compiled-derivative cache is interpreted, a Hessian without ``sparsity`` is dens
 >>> from tapegrad.core import hooks
 >>> sorted(hooks.NAMES)  # doctest: +NORMALIZE_WHITESPACE
 ['batch_coupling', 'compiled_gradient', 'compiled_jacobian', 'complex_rules',
- 'sparse_hessian', 'sparse_jacobian', 'stack', 'symbolic_sizes']
+ 'recorded_gradient', 'sparse_hessian', 'sparse_jacobian', 'stack', 'symbolic_sizes']
 """
 
 
@@ -33,6 +33,9 @@ stack = None
 # where it has none, and the pass is interpreted (tape/backward.py, tape/gradient_tape.py)
 compiled_gradient = None
 compiled_jacobian = None
+# compile/recorded_pass.py: the same for a gradient that outer tapes record (nested tapes):
+# ``recorded_gradient(entries, n, target_cts, source_ids)`` (tape/backward.py)
+recorded_gradient = None
 
 # sparsity/api.py: ``sparse_hessian(f, argnums, sparse, chunk_size, dense)``, the compressed
 # Hessian where it pays, else ``dense`` (transforms/functional.py: hessian)
@@ -54,7 +57,7 @@ batch_coupling = None
 complex_rules = None
 
 NAMES = frozenset(("symbolic_sizes", "stack", "compiled_gradient",
-                   "compiled_jacobian", "sparse_hessian", "sparse_jacobian",
+                   "compiled_jacobian", "recorded_gradient", "sparse_hessian", "sparse_jacobian",
                    "batch_coupling", "complex_rules"))
 
 

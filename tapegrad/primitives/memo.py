@@ -60,6 +60,11 @@ def derived(ans, key, make):
         entry = table.get(id(ans))
         if entry is not None and entry[0] is ans and key in entry[1]:
             return entry[1][key]
+        log = _given.log
+        if log is not None:  # a traced pass that notes what the real one would remember
+            d = make(ans)
+            log.append((ans, key, d))
+            return d
     if not isinstance(ans, Tensor):  # NumPy: a first-order pass that nothing records
         return make(ans)
     recorders = STATE.stack.recorders
@@ -74,6 +79,18 @@ def derived(ans, key, make):
     if isinstance(d, Tensor):
         _remember(ans, key, d)
     return d
+
+
+def reusable(recorders, ans, d):
+    """Whether ``derived`` would hand out ``d``, remembered for ``ans``, to a rule run under
+    ``recorders`` now (the module doc's rule)."""
+    return _still_exact(recorders, ans, d)
+
+
+def remember(ans, key, d):
+    """Note ``d`` as ``ans``'s derived value ``key``, as ``derived`` does when it makes one
+    under recorders (``compile/recorded_pass.py``: a pass whose rules did not run)."""
+    _remember(ans, key, d)
 
 
 def _still_exact(recorders, ans, d):
@@ -109,19 +126,23 @@ def derived_values(ans):
 class given:
     """``with given({id(ans): (ans, {key: d})}):`` ``derived`` answers ``d`` for these
     ``ans`` (stand-ins of a traced pass: ``compile/derivative_cache.py`` hands the symbolic
-    pass the tape's own derived tensors, which ``derived_values`` vouches for)."""
+    pass the tape's own derived tensors, which ``derived_values`` vouches for).
 
-    __slots__ = ("table", "old")
+    ``log``: a list; every other ``derived`` call then makes its value and appends
+    ``(ans, key, value)`` (what a recorded pass would remember: ``compile/recorded_pass.py``).
+    """
 
-    def __init__(self, table):
-        self.table = table
+    __slots__ = ("table", "log", "old")
+
+    def __init__(self, table, log=None):
+        self.table, self.log = table, log
 
     def __enter__(self):
-        self.old = getattr(_given, "table", None)
-        _given.table = self.table
+        self.old = (getattr(_given, "table", None), getattr(_given, "log", None))
+        _given.table, _given.log = self.table, self.log
 
     def __exit__(self, *exc):
-        _given.table = self.old
+        _given.table, _given.log = self.old
         return False
 
 

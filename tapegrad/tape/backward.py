@@ -40,13 +40,22 @@ def backward(entries, target_cts, source_ids, live=None):
     the result is identical.
     """
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
-    idle = STATE.stack.idle
-    if live is None and idle and hooks.compiled_gradient is not None:
-        # a structure differentiated before: its reverse pass as generated NumPy code (the
-        # cache takes plain tensors only, so it checks what _all_concrete would)
-        cts = hooks.compiled_gradient(entries, n, target_cts, source_ids)
-        if cts is not None:
-            return cts
+    st = STATE.stack
+    idle = st.idle
+    if live is None and n:
+        if idle:
+            if hooks.compiled_gradient is not None:
+                # a structure differentiated before: its reverse pass as generated NumPy
+                # code (the cache takes plain tensors only, so it checks what _all_concrete
+                # would)
+                cts = hooks.compiled_gradient(entries, n, target_cts, source_ids)
+                if cts is not None:
+                    return cts
+        elif st.recording_only and hooks.recorded_gradient is not None:
+            # the same under outer tapes, which are shown every operation of the pass
+            cts = hooks.recorded_gradient(entries, n, target_cts, source_ids)
+            if cts is not None:
+                return cts
     raw = idle and _all_concrete(entries, n, target_cts)
     if live is None:
         live = reachable_from(entries, source_ids)  # before any rule runs: n entries
