@@ -21,7 +21,9 @@ recorders (the tape's own entries; one held elsewhere keeps the pass interpretiv
 values the pass makes are remembered as the interpreter would remember them. The first time
 a structure is compiled, the interpreted pass runs beside the program, and every value the
 recorders would see is compared (bits, shape, strides): a difference keeps that structure
-interpretive for good.
+(and others of the same primitives) interpretive for good. The program is not optimised
+(``ir.optimize`` keeps values, not layouts: it makes a product of broadcasts a broadcast
+view), so each line is the primitive's emitted form of what eager execution runs.
 
 Only tapes of plain tensors (no ``Variable`` leaves: a rule's operation on one is a read the
 trace would not make), under recorders that are all ``GradientTape``s (no forward
@@ -67,6 +69,7 @@ _lock = threading.Lock()
 _seen = {}       # cheap pre-key -> None
 _cache = {}      # full key -> sightings (int), dc._FAILED or a _Recorded
 _replays = {}    # (n, first prim, last prim) -> Replay of the last compiled pass
+_failed = {}     # (n, targets, the primitives) -> None: a structure of these stays interpretive
 _hits = [0]
 
 
@@ -174,6 +177,12 @@ def _find(entries, n, targets, source_ids, recs, units):
     """``(compiled, key, leaves, sources, verified)`` for this structure, or None; ``verified``:
     the interpreted pass's result on the run that compiled it (else None)."""
     pre = (n, entries[0][0], entries[n - 1][0], len(targets))
+    if _failed:
+        # a structure that could not be compiled or checked: its primitives (~0.05 us an
+        # entry) say so before its key (~0.4 us an entry) is built again, at every call
+        prims = (n, len(targets), tuple([e[0] for e in entries[:n]]))
+        if prims in _failed:
+            return None
     if pre not in _seen:
         if len(_seen) >= dc.MAX_KEYS:
             _seen.clear()
@@ -209,6 +218,10 @@ def _find(entries, n, targets, source_ids, recs, units):
                 hit = None
         with _lock:
             _cache[full] = dc._FAILED if hit is None else hit
+            if hit is None:  # its primitives, so that the next call asks no key
+                if len(_failed) >= dc.MAX_KEYS:
+                    _failed.clear()
+                _failed[(n, len(targets), tuple([e[0] for e in entries[:n]]))] = None
         if hit is None:
             return None if verified is None else (None, key, leaves, sources, verified)
     return hit, key, leaves, sources, verified
@@ -269,7 +282,7 @@ def _compile(entries, n, leaves, targets, key, sources, extra):
     """Trace the pass with every operation an output; None if impossible."""
     from tapegrad.trace.codegen import compile_program
     from tapegrad.trace.tracer import GraphBuilder, SymbolicTensor, tracing
-    from tapegrad.ir import check, optimize
+    from tapegrad.ir import check
 
     units, _, reused = extra
     b = GraphBuilder("recorded")
@@ -328,7 +341,7 @@ def _compile(entries, n, leaves, targets, key, sources, extra):
                 return None
             remember.append((pool_of[id(ans)], name, at[d._var.name]))
         program, takes = dc._read_only_what_it_uses(
-            optimize(program), [s._var.name for s in syms], [o._var.name for o in outs],
+            program, [s._var.name for s in syms], [o._var.name for o in outs],
             cts, {})
         program = check(program)
         if len(program.outputs) != len(made_vars):
@@ -357,6 +370,7 @@ def clear():
         _seen.clear()
         _cache.clear()
         _replays.clear()
+        _failed.clear()
 
 
 hooks.install(recorded_gradient=gradient)
