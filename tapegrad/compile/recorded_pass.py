@@ -55,7 +55,7 @@ from tapegrad.core.tensor import Tensor
 from tapegrad.core import hooks
 from tapegrad.primitives import memo
 from tapegrad.primitives.api import is_unit
-from tapegrad.compile import derivative_cache as dc
+from tapegrad.compile import derivative_cache
 from tapegrad.compile.replay import Replay, getter
 from tapegrad.tape.backward import backward, reachable_from
 from tapegrad.tape.gradient_tape import GradientTape
@@ -67,7 +67,7 @@ MIN_ENTRIES = 2
 
 _lock = threading.Lock()
 _seen = {}       # cheap pre-key -> None
-_cache = {}      # full key -> sightings (int), dc._FAILED or a _Recorded
+_cache = {}      # full key -> sightings (int), derivative_cache._FAILED or a _Recorded
 _replays = {}    # (n, first prim, last prim) -> Replay of the last compiled pass
 _failed = {}     # (n, targets, the primitives) -> None: a structure of these stays interpretive
 _hits = [0]
@@ -95,7 +95,7 @@ class _Recorded:
 def gradient(entries, n, targets, source_ids):
     """``{source id: cotangent}`` of the pass over ``entries[:n]``, run as generated code with
     its operations recorded by the outer tapes; or None: interpret it."""
-    if n < MIN_ENTRIES or n > dc.MAX_ENTRIES or not config.derivative_cache():
+    if n < MIN_ENTRIES or n > derivative_cache.MAX_ENTRIES or not config.derivative_cache():
         return None
     recs = STATE.stack.recorders
     for r in recs:
@@ -121,7 +121,7 @@ def gradient(entries, n, targets, source_ids):
         if len(sources) == len(source_ids):
             rep = Replay(compiled, key, entries, n, leaves, targets, sources)
             with _lock:
-                if len(_replays) >= dc.MAX_KEYS:
+                if len(_replays) >= derivative_cache.MAX_KEYS:
                     _replays.clear()
                 _replays[where] = rep
         outs = [e[3] for e in entries[:n]]
@@ -184,11 +184,11 @@ def _find(entries, n, targets, source_ids, recs, units):
         if prims in _failed:
             return None
     if pre not in _seen:
-        if len(_seen) >= dc.MAX_KEYS:
+        if len(_seen) >= derivative_cache.MAX_KEYS:
             _seen.clear()
         _seen[pre] = None
         return None
-    made = dc._key(entries, n, targets, source_ids, True)
+    made = derivative_cache._key(entries, n, targets, source_ids, True)
     if made is None:
         return None
     key, leaves, sources = made
@@ -203,11 +203,11 @@ def _find(entries, n, targets, source_ids, recs, units):
         return None
     if hit is None:
         with _lock:
-            if len(_cache) >= dc.MAX_KEYS:
+            if len(_cache) >= derivative_cache.MAX_KEYS:
                 del _cache[next(iter(_cache))]
             _cache[full] = 1
         return None
-    if hit is dc._FAILED:
+    if hit is derivative_cache._FAILED:
         return None
     verified = None
     if type(hit) is not _Recorded:
@@ -217,9 +217,9 @@ def _find(entries, n, targets, source_ids, recs, units):
             if not same:
                 hit = None
         with _lock:
-            _cache[full] = dc._FAILED if hit is None else hit
+            _cache[full] = derivative_cache._FAILED if hit is None else hit
             if hit is None:  # its primitives, so that the next call asks no key
-                if len(_failed) >= dc.MAX_KEYS:
+                if len(_failed) >= derivative_cache.MAX_KEYS:
                     _failed.clear()
                 _failed[(n, len(targets), tuple([e[0] for e in entries[:n]]))] = None
         if hit is None:
@@ -340,7 +340,7 @@ def _compile(entries, n, leaves, targets, key, sources, extra):
             if id(ans) not in pool_of or not getattr(d, "_symbolic", False):
                 return None
             remember.append((pool_of[id(ans)], name, at[d._var.name]))
-        program, takes = dc._read_only_what_it_uses(
+        program, takes = derivative_cache._read_only_what_it_uses(
             program, [s._var.name for s in syms], [o._var.name for o in outs],
             cts, {})
         program = check(program)
