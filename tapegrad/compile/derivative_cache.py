@@ -41,6 +41,7 @@ from tapegrad.core.dispatch import Primitive
 from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.primitives import memo
+from tapegrad.compile import handover
 from tapegrad.compile.replay import Replay, getter
 from tapegrad.tape.backward import backward
 from tapegrad.tape.jacobians import tape_jacobians
@@ -61,9 +62,10 @@ _replay_hits = [0]   # of those, the ones recognised by Replay.matches (no key b
 
 
 class _Compiled:
-    __slots__ = ("fn", "source", "outputs", "leaves", "outs", "cts", "extra")
+    __slots__ = ("fn", "source", "outputs", "leaves", "outs", "cts", "extra", "program",
+                 "out_inputs", "uses", "donating")
 
-    def __init__(self, fn, source, outputs, takes):
+    def __init__(self, fn, source, outputs, takes, program=None, uses=()):
         self.fn, self.source = fn, source
         self.outputs = outputs  # per program output: which result it is
         # the arguments it reads (the others are not passed): the leaves, entry outputs,
@@ -71,14 +73,21 @@ class _Compiled:
         # first two as getters of a tuple of them)
         leaves, outs, self.cts, self.extra = takes
         self.leaves, self.outs = getter(leaves), getter(outs)
+        # for handing the tape's arrays over (compile/handover.py): the program, the entries whose
+        # outputs it reads with their input names, how often the tape names each output
+        self.program, self.uses = program, uses
+        names = program.inputs[len(leaves):len(leaves) + len(outs)] if program else ()
+        self.out_inputs = tuple((k, v.name) for k, v in zip(outs, names))
+        self.donating = None  # decided on the first pass whose tape is handed over
 
 
 # -- the two kinds of pass ------------------------------------------------------------------
-def gradient(entries, n, targets, source_ids):
+def gradient(entries, n, targets, source_ids, consumed=False):
     """Cotangents ``{source id: Tensor}`` by compiled code, or None: use the interpreter.
 
     ``entries[:n]``: the tape; ``targets``: ``{id: its cotangent Tensor}``; ``source_ids``:
-    a set.
+    a set. ``consumed``: the tape is used up (non-persistent) and ``entries`` is dropped
+    after the pass, so arrays that only it holds may be overwritten (``handover.py``).
     """
     if n < MIN_ENTRIES or n > MAX_ENTRIES or not config.derivative_cache():
         return None
@@ -103,7 +112,7 @@ def gradient(entries, n, targets, source_ids):
                 if len(_replays) >= MAX_KEYS:
                     _replays.clear()
                 _replays[where] = rep
-    results = _call(compiled, outs, leaves, targets, len(sources))
+    results = _call(compiled, outs, leaves, targets, len(sources), consumed=consumed)
     return {sid: r for (_, sid), r in zip(sources, results) if r is not None}
 
 
@@ -254,10 +263,11 @@ def _values(compiled, outs, leaves, targets, sources):
 _value_of = operator.attrgetter("_value")
 
 
-def _call(compiled, outs, leaves, targets, n_sources, sources=()):
+def _call(compiled, outs, leaves, targets, n_sources, sources=(), consumed=False):
     """``compiled`` on a tape whose entries' outputs are ``outs`` (a sequence)."""
     _hits[0] += 1
-    r = compiled.fn(*_values(compiled, outs, leaves, targets, sources))
+    fn = handover.function(compiled, outs) if consumed else compiled.fn
+    r = fn(*_values(compiled, outs, leaves, targets, sources))
     if len(compiled.outputs) == 1:
         r = (r,)
     results = [None] * n_sources
@@ -319,7 +329,7 @@ def _compile(entries, n, leaves, key, what):
         fn, source = compile_program(program, "derivative")
     except Exception:  # noqa: BLE001 - any failure: this structure stays interpretive
         return None
-    return _Compiled(fn, source, tuple(found), takes)
+    return _Compiled(fn, source, tuple(found), takes, program, handover.uses(key, n))
 
 
 def _read_only_what_it_uses(program, leaves, outs, cts, extra):

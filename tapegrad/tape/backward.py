@@ -29,7 +29,7 @@ def reachable_from(entries, ids):
     return live
 
 
-def backward(entries, target_cts, source_ids, live=None):
+def backward(entries, target_cts, source_ids, live=None, consumed=False):
     """Reverse pass: cotangents of ``source_ids`` given the targets' cotangents
     ``target_cts`` (id -> tensor: ``output_gradients``, ones by default).
 
@@ -37,7 +37,8 @@ def backward(entries, target_cts, source_ids, live=None):
     When nothing records the pass (first order, no outer tape, no tracing), the rules get
     NumPy arrays instead of tensors: the operators in them are then plain NumPy calls, and
     the primitive layer's functions (``api.cos``) accept arrays too. That halves the cost of a first-order gradient;
-    the result is identical.
+    the result is identical. ``consumed``: nothing reads ``entries`` after this pass (a
+    used-up tape's): a compiled pass may overwrite the arrays only they hold.
     """
     n = len(entries)  # a persistent tape appends while we walk; those entries are not ours
     st = STATE.stack
@@ -48,7 +49,7 @@ def backward(entries, target_cts, source_ids, live=None):
                 # a structure differentiated before: its reverse pass as generated NumPy
                 # code (the cache takes plain tensors only, so it checks what _all_concrete
                 # would)
-                cts = hooks.compiled_gradient(entries, n, target_cts, source_ids)
+                cts = hooks.compiled_gradient(entries, n, target_cts, source_ids, consumed)
                 if cts is not None:
                     return cts
         elif st.recording_only and hooks.recorded_gradient is not None:

@@ -424,7 +424,8 @@ class GradientTape(Interpreter):
             # the recorders on the stack are the ones (none: first order; the outer tapes
             # of an inner tape's gradient): nothing to switch, only the marks to make
             if not recs:
-                cts = backward(entries, target_cts, source_ids)
+                # a used-up tape's records die with this pass: its arrays may be handed over
+                cts = backward(entries, target_cts, source_ids, consumed=not self._persistent)
             else:
                 marks = [(r, r.derivative_mark()) for r in recs]
                 try:

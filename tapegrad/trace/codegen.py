@@ -356,11 +356,12 @@ def _recycles(e):
             and not out.dtype.hasobject)
 
 
-def generate(program, fn_name=None):
+def generate(program, fn_name=None, donated=()):
     """``(source, namespace)`` of a Python function computing ``program``.
 
     The function takes the inputs then the captures, and returns the outputs followed by the
-    update values: the single value itself when there is one, else a tuple.
+    update values: the single value itself when there is one, else a tuple. ``donated``:
+    names of inputs whose arrays the caller hands over (``reuse.plan``).
     """
     ns = _helpers()
     r = _Renderer(ns)
@@ -404,7 +405,7 @@ def generate(program, fn_name=None):
     as_run = program.replace(equations=tuple(
         k.pseudo(program) if isinstance(k, (Chain, Group)) else eqs[k] for k in flat))
     plain = {pos[k] for k in order if isinstance(k, int)}
-    reuse = plan(as_run, ren, plain, made_by)
+    reuse = plan(as_run, ren, plain, made_by, donated)
     consts, tiled = {c.var.name: c.value for c in program.constants}, {}
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
     lay = kept.plan(as_run, reuse, plain, ren, [k for k in order if isinstance(k, Chain)])
@@ -481,12 +482,13 @@ def generate(program, fn_name=None):
 _DEAD_SOURCES = []  # linecache entries to drop (list.append is safe inside a finalizer)
 
 
-def compile_program(program, fn_name=None):
+def compile_program(program, fn_name=None, donated=()):
     """``(function, source)``: the program compiled once with ``compile()``.
 
     The source is registered with ``linecache`` so tracebacks show the generated lines.
+    ``donated``: names of inputs the caller hands over (``generate``).
     """
-    src, ns = generate(program, fn_name)
+    src, ns = generate(program, fn_name, donated)
     while _DEAD_SOURCES:  # the sources of functions that have died since the last call
         linecache.cache.pop(_DEAD_SOURCES.pop(), None)
     filename = f"<tapegrad {fn_name or program.name} #{next(_counter)}>"

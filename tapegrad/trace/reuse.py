@@ -17,6 +17,9 @@ that has died, in this order:
    BLAS call writes the same numbers there as into a new array; any other layout would
    send NumPy to its own loop).
 
+A caller may also hand over inputs (``donated``: a used-up tape's arrays that nothing else
+holds, ``compile/derivative_cache.py``): their buffers are free after their last use too.
+
 A buffer is free once the last use of its value and of every view of it has run and it is
 no output; only buffers that plain equations allocated are handed on (never a loop's block,
 a fused chain's or a lane group's result), and a buffer handed on is free again only when
@@ -44,16 +47,22 @@ def matmul_into_ok(e, made_by):
                 and linalg.few_rows_large_matrix(a, b))
 
 
-def plan(program, ren, plain, made_by):
+def plan(program, ren, plain, made_by, donated=()):
     """``{equation index: (kind, buffer name)}``: the equations that write into a dead buffer.
 
     ``program``: the equations in the order the code runs them; ``ren``: value -> name in
     the code; ``plain``: the indices emitted as one line each (not inside a loop, a fused
     chain or a lane group); ``made_by``: value name -> the equation making it (for the
-    matmul forms). ``kind`` is the ufunc, or ``MATMUL``.
+    matmul forms). ``kind`` is the ufunc, or ``MATMUL``. ``donated``: names of inputs the
+    caller hands over (C-contiguous arrays nothing else holds): their buffers are free
+    after their last use, as a temporary's.
     """
     eqs = program.equations
     fresh_roots, roots, last = set(), {}, {}
+    given = [v for v in program.inputs if v.name in donated and v.ndim]
+    for v in given:
+        roots[v.name] = (v.name,)
+        fresh_roots.add(v.name)
     whole = {}  # a reshape of a fresh buffer (the whole of it) -> that buffer
     for i, e in enumerate(eqs):
         for v in e.inputs:
@@ -80,7 +89,8 @@ def plan(program, ren, plain, made_by):
     for r, i in last.items():
         dies.setdefault(i, []).append(r)
     reuse = {}
-    owned = {}    # root -> (layout, (shape, dtype)), for buffers plain code made
+    # root -> (layout, (shape, dtype)), for buffers plain code made (or the caller gave)
+    owned = {v.name: ("C", (tuple(v.shape), v.dtype)) for v in given}
     handed = set()  # roots whose buffer a later value took over
     pool = {}     # (shape, dtype) -> free roots, the most recently dead last
     for i, e in enumerate(eqs):
