@@ -6,56 +6,10 @@
 >>> m.update_state([1, 2, 3], [1, 2, 0]); round(float(m.result()), 4)
 0.6667
 """
-import numpy as np
 
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend, losses, masking
-
-
-class Metric:
-    """Base class: state in Variables made with ``add_variable``."""
-
-    def __init__(self, name=None, dtype=None):
-        self.name = name or tf.module._snake(type(self).__name__)
-        self.dtype = dtype or backend.floatx()
-        self._variables = []
-
-    def add_variable(self, shape=(), initializer="zeros", dtype=None, name=None,
-                     aggregation="sum"):
-        from tapegrad.keras import initializers
-        v = tf.Variable(initializers.get(initializer)(tuple(shape), dtype=dtype or self.dtype),
-                        trainable=False)
-        v.name = name or "variable"
-        self._variables.append(v)
-        return v
-
-    add_weight = add_variable
-
-    @property
-    def variables(self):
-        return list(self._variables)
-
-    def reset_state(self):
-        for v in self._variables:
-            v.assign(np.zeros(v.shape, v.dtype))
-
-    reset_states = reset_state
-
-    def update_state(self, *args, **kwargs):
-        raise NotImplementedError
-
-    def result(self):
-        raise NotImplementedError
-
-    def __call__(self, *args, **kwargs):
-        self.update_state(*args, **kwargs)
-        return self.result()
-
-    def get_config(self):
-        return {"name": self.name, "dtype": self.dtype}
-
-    def __repr__(self):
-        return f"<{type(self).__name__} name={self.name}>"
+from tapegrad.keras.metric_base import Metric  # noqa: F401  (the base class lives there)
 
 
 class Mean(Metric):
@@ -201,6 +155,77 @@ def cosine_similarity(y_true, y_pred, axis=-1):
 
 CosineSimilarity = _wrapped("CosineSimilarity", cosine_similarity, "cosine_similarity",
                             (("axis", -1),))
+
+
+def _in_top_k(targets, predictions, k):
+    """TensorFlow's ``in_top_k``: fewer than ``k`` classes score strictly higher than the
+    target (so ties at the boundary are in); False for a row holding a non-finite score
+    and for a target outside the classes."""
+    predictions = tf.convert_to_tensor(predictions)
+    n = predictions.shape[-1]
+    targets = tf.cast(targets, "int32")
+    inside = (targets >= 0) & (targets < n)
+    safe = tf.where(inside, targets, tf.zeros_like(targets))
+    target_score = tf.gather(predictions, safe, axis=1, batch_dims=1)
+    higher = tf.reduce_sum(tf.cast(predictions > tf.expand_dims(target_score, -1), "int32"),
+                           axis=-1)
+    finite = tf.reduce_all(tf.math.is_finite(predictions), axis=-1)
+    return inside & finite & (higher < k)
+
+
+def _top_k_matches(y_true, y_pred, k):
+    y_true_shape = tuple(y_true.shape)
+    if y_pred.ndim > 2:
+        y_pred = tf.reshape(y_pred, (-1, y_pred.shape[-1]))
+    flat = tf.reshape(y_true, (-1,)) if y_true.ndim > 1 else y_true
+    matches = tf.cast(_in_top_k(flat, y_pred, k), backend.floatx())
+    return tf.reshape(matches, y_true_shape) if y_true.ndim > 1 else matches
+
+
+def top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """1 where the one-hot label's class is among the ``k`` highest scores."""
+    y_pred = tf.convert_to_tensor(y_pred)
+    return _top_k_matches(tf.argmax(tf.cast(y_true, y_pred.dtype), axis=-1), y_pred, k)
+
+
+def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """1 where the integer label is among the ``k`` highest scores (ties included)."""
+    return _top_k_matches(tf.cast(y_true, "int32"), tf.convert_to_tensor(y_pred), k)
+
+
+TopKCategoricalAccuracy = _wrapped("TopKCategoricalAccuracy", top_k_categorical_accuracy,
+                                   "top_k_categorical_accuracy", (("k", 5),))
+SparseTopKCategoricalAccuracy = _wrapped(
+    "SparseTopKCategoricalAccuracy", sparse_top_k_categorical_accuracy,
+    "sparse_top_k_categorical_accuracy", (("k", 5),))
+CategoricalCrossentropy = _wrapped(
+    "CategoricalCrossentropy", losses.categorical_crossentropy, "categorical_crossentropy",
+    (("from_logits", False), ("label_smoothing", 0.0), ("axis", -1)))
+SparseCategoricalCrossentropy = _wrapped(
+    "SparseCategoricalCrossentropy", losses.sparse_categorical_crossentropy,
+    "sparse_categorical_crossentropy", (("from_logits", False), ("axis", -1)))
+BinaryCrossentropy = _wrapped(
+    "BinaryCrossentropy", losses.binary_crossentropy, "binary_crossentropy",
+    (("from_logits", False), ("label_smoothing", 0.0)))
+KLDivergence = _wrapped("KLDivergence", losses.kl_divergence, "kl_divergence")
+
+
+class RootMeanSquaredError(Mean):
+    """sqrt of the running (weighted) mean of the squared errors."""
+
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = tf.cast(y_true, self.dtype)
+        y_pred = tf.cast(y_pred, self.dtype)
+        y_true, y_pred = losses.squeeze_or_expand_to_same_rank(y_true, y_pred)
+        super().update_state(tf.square(y_pred - y_true), sample_weight)
+
+    def result(self):
+        return tf.sqrt(tf.math.divide_no_nan(self.total, self.count))
+
+
 mse = MSE = losses.mean_squared_error
 mae = MAE = losses.mean_absolute_error
 
@@ -214,7 +239,12 @@ _BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccu
             "mean_squared_logarithmic_error": MeanSquaredLogarithmicError,
             "msle": MeanSquaredLogarithmicError, "poisson": Poisson,
             "cosine_similarity": CosineSimilarity, "hinge": Hinge,
-            "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge}
+            "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge,
+            "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+            "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
+            "categorical_crossentropy": CategoricalCrossentropy,
+            "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+            "binary_crossentropy": BinaryCrossentropy, "kl_divergence": KLDivergence}
 
 
 def get(identifier):
@@ -223,8 +253,8 @@ def get(identifier):
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier) or {c.__name__: c for c in (*_BY_NAME.values(), LogCoshError)}.get(
-            identifier)
+        cls = _BY_NAME.get(identifier) or {c.__name__: c for c in (
+            *_BY_NAME.values(), LogCoshError, RootMeanSquaredError, *_CONFUSION)}.get(identifier)
         if cls is not None:
             return cls(name=identifier) if identifier in _BY_NAME else cls()
     elif isinstance(identifier, type) and issubclass(identifier, Metric):
@@ -232,3 +262,15 @@ def get(identifier):
     elif callable(identifier):
         return MeanMetricWrapper(identifier)
     raise ValueError(f"Could not interpret metric identifier: {identifier}")
+
+
+from tapegrad.keras.confusion_metrics import (  # noqa: E402,F401
+    AUC, FalseNegatives, FalsePositives, MeanIoU, Precision, Recall, TrueNegatives,
+    TruePositives)
+
+_CONFUSION = (AUC, FalseNegatives, FalsePositives, MeanIoU, Precision, Recall, TrueNegatives,
+              TruePositives)
+_BY_NAME.update({"auc": AUC, "precision": Precision, "recall": Recall,
+                 "true_positives": TruePositives, "false_positives": FalsePositives,
+                 "true_negatives": TrueNegatives, "false_negatives": FalseNegatives,
+                 "root_mean_squared_error": RootMeanSquaredError})

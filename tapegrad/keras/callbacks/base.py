@@ -225,5 +225,8 @@ class ProgbarLogger(Callback):
 
 
 def _fmt(v):
-    v = float(np.asarray(v))
+    a = np.asarray(v)
+    if a.ndim:  # a metric with several values (one per threshold)
+        return "[" + " ".join(_fmt(x) for x in a.ravel()) + "]"
+    v = float(a)
     return f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.4e}"

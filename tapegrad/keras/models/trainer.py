@@ -300,4 +300,10 @@ def _flat_logs(logs):
 
 
 def _floats(logs):
-    return {k: float(np.asarray(v)) for k, v in _flat_logs(logs or {}).items()}
+    # scalars become floats; a metric with several values (Recall at several thresholds)
+    # stays a NumPy array, as in Keras
+    out = {}
+    for k, v in _flat_logs(logs or {}).items():
+        a = np.asarray(v)
+        out[k] = float(a) if a.ndim == 0 else a
+    return out
