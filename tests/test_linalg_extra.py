@@ -261,6 +261,7 @@ def test_band_part(lo, up):
     ((2, 3), np.inf, 0, True), ((2, 3), 3, None, False), ((2, 3), 2, -1, False),
     ((2, 3, 4), "fro", (1, 2), False), ((2, 3, 4), 1, (1, 2), True),
     ((2, 3, 4), np.inf, [-1, -3], False), ((3, 4), 1, (1, 0), False),
+    ((2, 3, 4), 2, (1, 2), False), ((2, 3, 4), 2, (2, 0), True),
 ])
 def test_norm(shape, ord, axis, keepdims):
     x = rnd(*shape)
@@ -282,8 +283,8 @@ def test_norm(shape, ord, axis, keepdims):
 def test_norm_errors():
     with pytest.raises(ValueError, match="matrix norm"):
         tf.norm(tf.ones([2, 3]), "fro")
-    with pytest.raises(NotImplementedError, match="2-norm"):
-        tf.norm(tf.ones([2, 3]), 2, axis=[0, 1])
+    with pytest.raises(ValueError, match="matrix norm"):
+        tf.norm(tf.ones([2, 3]), 3, axis=[0, 1])
     with pytest.raises(ValueError, match="vector norm"):
         tf.norm(tf.ones([3]), -1)
 
@@ -300,6 +301,17 @@ def test_normalize_is_the_tensor_over_its_norm(ord, axis):
     smooth = ord not in (1, np.inf)  # 1 and inf norms are piecewise linear
     check_grads(lambda x: tf.linalg.normalize(x, ord, axis)[0], [x], order=2 if smooth else 1)
     check_grads(lambda x: tf.linalg.normalize(x, ord, axis)[1], [x], order=2 if smooth else 1)
+
+
+def test_euclidean_norm_of_complex_numbers_is_their_modulus():
+    x = rnd(3, 4) + 1j * rnd(3, 4)
+    for axis in (None, 1, (0, 1)):
+        got = tf.norm(x, "euclidean", axis).numpy()
+        want = np.sqrt(np.sum(x * np.conj(x), axis=axis))  # TensorFlow's, in x's dtype
+        assert got.dtype == np.complex128
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+        np.testing.assert_allclose(got.real, np.linalg.norm(x if axis is not None else
+                                                            x.ravel(), axis=axis), rtol=1e-14)
 
 
 def test_normalize_zero_vector_and_errors():

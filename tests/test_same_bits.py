@@ -161,3 +161,29 @@ def test_vmap_over_the_exponent_is_the_per_example_calls(dtype, x_shape, y_shape
         batched = tf.vmap(f)(tf.constant(xs), tf.constant(ys))
     for k, what in enumerate(["x ** y", "d/dx x ** y"]):
         assert_same_bits(batched[k].numpy(), np.stack([r[k].numpy() for r in loop]), what)
+
+
+def test_vmap_of_nested_tapes_is_the_loop():
+    # third order under vmap: the outer tape sees one 1 - y*y per tanh as the loop's does
+    # (elementwise only: a batched matmul is one GEMM, see the README)
+    rng = np.random.default_rng(4)
+    w = tf.constant(rng.standard_normal(5))
+    xs = tf.constant(rng.standard_normal((6, 5)))
+
+    def f(x):
+        with tf.GradientTape() as outer:
+            outer.watch(w)
+            with tf.GradientTape() as t2:
+                t2.watch(x)
+                with tf.GradientTape() as t1:
+                    t1.watch(x)
+                    u = tf.reduce_sum(tf.tanh(tf.tanh(x * w) * w + 0.3))
+                du = t1.gradient(u, x)
+                s = tf.reduce_sum(du * du)
+            d2 = t2.gradient(s, x)
+            loss = tf.reduce_sum(d2 * du) + u
+        return outer.gradient(loss, w)
+
+    loop = np.stack([f(xs[i]).numpy() for i in range(6)])
+    assert_same_bits(tf.vmap(f)(xs).numpy(), loop, "vmap of a third-order step")
+    assert_same_bits(tf.vmap(tf.function(f))(xs).numpy(), loop, "vmap of it compiled")

@@ -468,9 +468,10 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
 
     ``axis`` None (the whole tensor as one vector), an int (vector norms along it) or a pair
     (matrix norms). Vector ``ord``: 'euclidean', 1, 2, ``np.inf`` or any p > 0. Matrix
-    ``ord``: 'euclidean'/'fro', 1 (max column sum), ``np.inf`` (max row sum); 2, the largest
-    singular value, is not implemented. As in TensorFlow, the gradient of the euclidean norm
-    of a zero vector is nan (use ``clip_by_norm`` or add an epsilon where that matters).
+    ``ord``: 'euclidean'/'fro', 1 (max column sum), ``np.inf`` (max row sum), 2 (the largest
+    singular value). As in TensorFlow, the euclidean norm of complex numbers is
+    ``sqrt(sum(x * conj(x)))`` in their dtype, and the gradient of the euclidean norm of a
+    zero vector is nan (use ``clip_by_norm`` or add an epsilon where that matters).
 
     >>> import tapegrad as tf
     >>> float(tf.norm([3.0, 4.0]))
@@ -485,16 +486,20 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
     if is_matrix:
         if ord not in _MATRIX_ORDS:
             raise ValueError(f"norm: ord={ord!r} is not a supported matrix norm; use "
-                             "'euclidean', 'fro', 1 or np.inf.")
-        if ord == 2:
-            raise NotImplementedError("norm: the matrix 2-norm (largest singular value) is not "
-                                      "implemented; use ord='fro', 1 or np.inf.")
+                             "'euclidean', 'fro', 1, 2 or np.inf.")
     elif not (ord in _VECTOR_ORDS or (isinstance(ord, numbers.Real) and ord > 0)):
         hint = " ('fro' is a matrix norm: give axis as a pair)" if ord == "fro" else ""
         raise ValueError(f"norm: ord={ord!r} is not a supported vector norm; use "
                          f"'euclidean', 1, 2, np.inf or a number > 0{hint}.")
     if ord in ("euclidean", "fro") or (ord == 2 and not is_matrix):
-        out = math_ops.sqrt(math_ops.reduce_sum(x * x, axis=ax, keepdims=True))
+        sq = x * math_ops.conj(x) if x.dtype.kind == "c" else x * x
+        out = math_ops.sqrt(math_ops.reduce_sum(sq, axis=ax, keepdims=True))
+    elif ord == 2:  # the largest singular value of the matrices over the two axes
+        from tapegrad.ops.decomp_ops import svd
+        rest = [i for i in range(x.ndim) if i not in ax]
+        s = svd(array_ops.transpose(x, rest + list(ax)), compute_uv=False)
+        kept = [1 if i in ax else d for i, d in enumerate(_shape(x))]
+        out = array_ops.reshape(math_ops.reduce_max(s, axis=-1), kept)
     elif ord == 1 and is_matrix:       # max over columns of the column sums
         sums = math_ops.reduce_sum(math_ops.abs(x), axis=ax[0], keepdims=True)
         out = math_ops.reduce_max(sums, axis=ax[1], keepdims=True)
