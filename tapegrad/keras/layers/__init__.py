@@ -1,5 +1,6 @@
 """``tf.keras.layers``."""
 from tapegrad.keras.layers.activation import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
+from tapegrad.keras.layers.attention import EinsumDense, MultiHeadAttention  # noqa: F401
 from tapegrad.keras.layers.base import Layer  # noqa: F401
 from tapegrad.keras.layers.convolutional import (  # noqa: F401
     Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose)
