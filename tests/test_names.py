@@ -287,7 +287,7 @@ RANDOM_SEED_MODULES = {
     "keras/initializers.py": "initializers' seed", "keras/backend.py": "the global generator",
     "keras/utils.py": "set_random_seed", "keras/layers/core.py": "Dropout(seed=)",
     "keras/random.py": "keras.random's SeedGenerator", "keras/layers/preprocessing.py":
-    "RandomFlip(seed=)",
+    "RandomFlip(seed=)", "keras/layers/attention.py": "MultiHeadAttention(seed=)",
     "testing.py": "the random points of the gradient checks",
     "demo.py": "the demo networks' random weights",
 }
