@@ -21,6 +21,7 @@ from tapegrad.primitives.shape import reshape_p
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.params import check_bool, fail
 from tapegrad.primitives.families import broadcast_shapes, xp
+from tapegrad.util.small_gemm import SMALL_GEMM, matmul_rows, row_blocked
 
 
 def _mT(x):
@@ -137,7 +138,9 @@ def matmul_2d(a, b, out=None):
       order first: NumPy would otherwise run its own loop, or BLAS on another layout, and a
       view and the same values in a new array must give the same bits;
     - a few rows times a large F-ordered matrix (``g @ W.T``): ``(W @ g.T).T``, in C order;
-    - a small F-ordered right matrix: copied into C order first.
+    - a small F-ordered right matrix: copied into C order first;
+    - a tall C-ordered matrix times a small one: GEMMs of 64 rows each, where NumPy's BLAS
+      has a faster path for small problems (``util/small_gemm.py``, its cost model).
 
     ``out``: a C-contiguous buffer of the result's shape and dtype to write into (the same
     numbers: the same BLAS call or multiply). Example::
@@ -145,6 +148,8 @@ def matmul_2d(a, b, out=None):
         matmul_2d(np.ones((2, 3)), np.broadcast_to(np.ones((1, 4)), (3, 4)))  # (2, 4) of 3.0
     """
     if b.flags.c_contiguous and a.flags.forc and a.shape[-1] != 1:  # x @ W: nothing to do
+        if a.size * b.shape[1] > SMALL_GEMM and a.ndim == 2 and row_blocked(a, b):
+            return matmul_rows(a, b, out)
         return a @ b if out is None else xp.matmul(a, b, out=out)
     if a.ndim == 2 and b.ndim == 2 and outer_product(a, b):
         return xp.multiply(a, b, out=out)  # one product an element: no layout matters
@@ -161,6 +166,9 @@ def matmul_2d(a, b, out=None):
             return out
         elif small_matrix(b):
             b = xp.ascontiguousarray(b)
+    if a.size * b.shape[1] > SMALL_GEMM and a.ndim == 2 and b.flags.c_contiguous and \
+            row_blocked(a, b):
+        return matmul_rows(a, b, out)
     return a @ b if out is None else xp.matmul(a, b, out=out)
 
 

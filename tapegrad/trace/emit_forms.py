@@ -11,6 +11,7 @@ import numpy as np
 
 from tapegrad.primitives import linalg, reductions
 from tapegrad.primitives.shape import transpose_p
+from tapegrad.util import small_gemm
 
 # Python operators on arrays are these ufuncs, which take an out= buffer.
 _OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
@@ -103,10 +104,19 @@ def _plain_matmul(a, b, made_by):
     """Whether ``matmul_2d(a, b)`` is ``a @ b`` for any arrays the code can be called with:
     no outer product, the right operand C-contiguous (a new matmul result) and the left one
     contiguous (a new matmul result or its transpose)."""
-    if a.ndim == 2 and b.ndim == 2 and not _inner_above_one(a):
+    if a.ndim == 2 and b.ndim == 2 and (not _inner_above_one(a) or row_blocks(a, b)):
         return False
     return _new_matmul(b, made_by) and (_new_matmul(a, made_by)
                                         or _transposed_new_matmul(a, made_by))
+
+
+def row_blocks(a, b):
+    """Whether ``matmul_2d`` may run the 2-D matmul of ``a`` and ``b`` (IR values) as GEMMs
+    of a few rows each (``util/small_gemm.py``): its shapes decide, the layout at run time."""
+    shape = tuple(a.shape) + tuple(b.shape[1:])
+    return a.ndim == 2 and b.ndim == 2 and \
+        all(isinstance(s, (int, np.integer)) for s in shape) and \
+        small_gemm.blocked_shape(*shape, a.dtype) and a.dtype == b.dtype
 
 
 def _outer_product(a, b):
