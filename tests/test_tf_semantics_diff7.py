@@ -457,3 +457,96 @@ def test_lion_is_keras_rule(dtype):
     with pytest.raises(ValueError):
         keras.optimizers.Lion(beta_1=0.0)
     assert isinstance(keras.optimizers.get("lion"), keras.optimizers.Lion)
+
+
+def test_linspace_is_start_plus_i_delta_in_the_inputs_dtype():
+    for a, b, n in [(0.0, 1.0, 7), (0.1, 0.7, 13), (-3.3, 2.9, 101), (1.0, 0.0, 5), (0.0, 1.0, 1),
+                    (0.0, 1.0, 2), (0.0, 1.0, 0)]:
+        a32, b32 = np.float32(a), np.float32(b)
+        delta = (b32 - a32) / np.float32(max(n - 1, 1))
+        want = np.concatenate([[a32], a32 + delta * np.arange(1, max(n - 1, 1), dtype=np.float32),
+                               [b32]])[:n].astype(np.float32)
+        _same(tf.linspace(a, b, n).numpy(), want)
+    got = tf.linspace(5, 7, 3)  # integers divide as float64, as TensorFlow
+    _same(got.numpy(), np.array([5.0, 6.0, 7.0]))
+    got = tf.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=1)
+    _same(got.numpy(), np.array([[0.0, 0.5, 1.0], [1.0, 2.0, 3.0]], np.float32))
+    assert tf.linspace([0.0, 1.0], 2.0, 4).shape == (4, 2)
+    a, b = tf.constant(0.5), tf.constant(2.0)
+    with tf.GradientTape() as t:
+        t.watch([a, b])
+        y = tf.reduce_sum(tf.linspace(a, b, 4) * tf.constant([1.0, 2.0, 3.0, 4.0]))
+    ga, gb = t.gradient(y, [a, b])  # d/da sum w_i (a + i (b - a) / 3) = sum w_i (1 - i / 3)
+    w, i = np.array([1.0, 2.0, 3.0, 4.0]), np.arange(4)
+    np.testing.assert_allclose([float(ga), float(gb)], [np.sum(w * (1 - i / 3)),
+                                                        np.sum(w * i / 3)], rtol=1e-6)
+
+
+def test_clip_by_value_applies_the_max_bound_first():
+    x = np.array([-1.5, 0.0, 1.5, 3.0], np.float32)
+    _same(tf.clip_by_value(x, 2.0, 1.0).numpy(), np.maximum(np.minimum(x, 1.0), 2.0))
+    _same(tf.clip_by_value(x, -1.0, 1.0).numpy(), np.clip(x, -1.0, 1.0))
+
+
+def test_integer_euclidean_norm_and_empty_logsumexp():
+    got = tf.math.reduce_euclidean_norm(np.array([[3, 4], [1, 1]], np.int32), axis=1)
+    _same(got.numpy(), np.array([5, 1], np.int32))  # sqrt(2) truncated, as TensorFlow
+    _same(tf.reduce_logsumexp(np.zeros(0, np.float32)).numpy(), np.float32(-np.inf))
+    _same(tf.reduce_logsumexp(np.zeros((2, 0), np.float32), axis=1).numpy(),
+          np.full(2, -np.inf, np.float32))
+
+
+def test_bincount():
+    a = np.array([1, 1, 3, 0, 7])
+    _same(tf.math.bincount(a).numpy(), np.bincount(a).astype(np.int32))
+    _same(tf.math.bincount(a, minlength=10).numpy(), np.bincount(a, minlength=10).astype(np.int32))
+    _same(tf.math.bincount(a, maxlength=2).numpy(), np.array([1, 2], np.int32))
+    w = np.array([0.5, 1.0, 2.0, 0.25, 4.0], np.float32)
+    _same(tf.math.bincount(a, weights=w, maxlength=4).numpy(),
+          np.array([0.25, 1.5, 0.0, 2.0], np.float32))
+    _same(tf.math.bincount(a, binary_output=True).numpy(),
+          (np.bincount(a) > 0).astype(np.int32))
+    assert tf.math.bincount(np.zeros(0, np.int32)).shape == (0,)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.math.bincount([-1, 2])
+
+
+def test_polynomial_and_cosine_restart_schedules():
+    S = keras.optimizers.schedules
+    f32 = np.float32
+    for cycle in (False, True):
+        s = S.PolynomialDecay(0.1, decay_steps=3, end_learning_rate=0.02, power=2.0, cycle=cycle)
+        for step in (0, 1, 3, 4, 7):
+            st, h = f32(step), f32(3)
+            if cycle:
+                h = h * (f32(1) if step == 0 else np.ceil(st / f32(3)))
+            else:
+                st = min(st, h)
+            want = (f32(0.1) - f32(0.02)) * (1 - st / h) ** f32(2.0) + f32(0.02)
+            assert float(s(step)) == pytest.approx(float(want), rel=1e-6)
+    s = S.CosineDecayRestarts(1.0, first_decay_steps=2, t_mul=2.0, m_mul=0.5, alpha=0.1)
+    for step, (i, frac) in {0: (0, 0.0), 1: (0, 0.5), 2: (1, 0.0), 4: (1, 0.5), 6: (2, 0.0),
+                            9: (2, 3 / 8)}.items():
+        want = (1 - 0.1) * 0.5 * 0.5 ** i * (1 + np.cos(np.pi * frac)) + 0.1
+        assert float(s(step)) == pytest.approx(want, rel=1e-5)
+    s = S.CosineDecayRestarts(0.1, first_decay_steps=3, t_mul=1.0)
+    assert float(s(4)) == pytest.approx(0.1 * 0.5 * (1 + np.cos(np.pi / 3)), rel=1e-6)
+    assert S.PolynomialDecay(0.1, 4).get_config()["end_learning_rate"] == 0.0001
+    with pytest.raises(ValueError):
+        S.CosineDecayRestarts(0.1, 0)
+
+
+def test_cropping_padding_and_upsampling_1d():
+    x = np.arange(2 * 9 * 4, dtype=np.float32).reshape(2, 9, 4)
+    _same(keras.layers.ZeroPadding1D((2, 1))(x).numpy(), np.pad(x, ((0, 0), (2, 1), (0, 0))))
+    _same(keras.layers.ZeroPadding1D(1, data_format="channels_first")(x).numpy(),
+          np.pad(x, ((0, 0), (0, 0), (1, 1))))
+    _same(keras.layers.UpSampling1D(3)(x).numpy(), np.repeat(x, 3, axis=1))
+    _same(keras.layers.Cropping1D((0, 3))(x).numpy(), x[:, :6])
+    img = np.arange(2 * 7 * 6 * 3, dtype=np.float32).reshape(2, 7, 6, 3)
+    _same(keras.layers.Cropping2D(((0, 2), (1, 0)))(img).numpy(), img[:, :5, 1:])
+    _same(keras.layers.Cropping2D(1)(img).numpy(), img[:, 1:6, 1:5])
+    _same(keras.layers.Cropping2D((1, 0), data_format="channels_first")(img).numpy(),
+          img[:, :, 1:5, :])
+    with pytest.raises(ValueError):
+        keras.layers.Cropping1D((5, 4))(x)

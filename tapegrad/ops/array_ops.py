@@ -10,6 +10,7 @@ from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size, sizes_now
 from tapegrad.core.tensor import full as _full
+from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops._convert import axis1, like, static_shape, tensor
 from tapegrad.ops._convert import cast as _cast
 from tapegrad.primitives import shape as shape_prims
@@ -475,10 +476,36 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
 
 
 def linspace(start, stop, num, name=None, axis=0):
-    """``num`` evenly spaced values from start to stop inclusive."""
-    s = convert_to_tensor(start)
-    dt = s.dtype if s.dtype.kind == "f" else _dt.float32
-    return _wrap(np.linspace(float(start), float(stop), int(num)).astype(dt))
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive, along a new
+    ``axis`` (``start`` and ``stop`` broadcast). TensorFlow's arithmetic: the inner values
+    are ``start + i * delta`` with ``delta = (stop - start) / (num - 1)`` in the inputs'
+    float dtype (integers divide as float64), the ends exactly ``start`` and ``stop``; it
+    differentiates with respect to both.
+
+    >>> import tapegrad as tf
+    >>> tf.linspace(0.0, 1.0, 5).numpy().tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> tf.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=1).numpy().tolist()
+    [[0.0, 0.5, 1.0], [1.0, 2.0, 3.0]]
+    """
+    start = convert_to_tensor(start)
+    stop = convert_to_tensor(stop, dtype=start.dtype)
+    n = int(num)
+    if n < 0:
+        raise InvalidArgumentError(f"Requires num >= 0: {n}")
+    shape = np.broadcast_shapes(tuple(start.shape), tuple(stop.shape))
+    ax = axis + len(shape) + 1 if axis < 0 else axis
+    first = expand_dims(broadcast_to(start, shape), ax)
+    last = expand_dims(broadcast_to(stop, shape), ax)
+    delta = (last - first) / max(n - 1, 1)  # true division: integers give float64
+    first, last = cast(first, delta.dtype), cast(last, delta.dtype)
+    steps = np.arange(1, max(n - 1, 1), dtype=np.dtype(delta.dtype))
+    inner = first + delta * _wrap(steps.reshape([-1 if a == ax else 1
+                                                 for a in builtins.range(len(shape) + 1)]))
+    out = concat([first, inner, last], axis=ax)
+    index = [builtins.slice(None)] * (len(shape) + 1)
+    index[ax] = builtins.slice(0, n)
+    return out[tuple(index)]
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):

@@ -176,7 +176,9 @@ def where(condition, x=None, y=None, name=None):
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     """Clamp to [min, max]; the gradient is zero outside the range."""
-    return minimum(maximum(t, clip_value_min), clip_value_max)
+    # TensorFlow's order: the max bound first, then the min bound (so a min bound above
+    # the max bound wins)
+    return maximum(minimum(t, clip_value_max), clip_value_min)
 
 
 # ---- reductions ---------------------------------------------------------------------------
@@ -295,7 +297,7 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     from tapegrad.ops.array_ops import stop_gradient, zeros_like
     x = tensor(input_tensor)
     ax = axes(axis, x.ndim)
-    m = stop_gradient(bind(reductions.reduce_max_p, x, axis=ax, keepdims=True))
+    m = stop_gradient(reduce_max(x, axis=ax, keepdims=True))  # -inf over nothing
     m = where(is_finite(m), m, zeros_like(m))  # all -inf (or inf): shift by 0, no nan
     out = log(reduce_sum(exp(x - m), axis=ax, keepdims=True)) + m
     if not keepdims:
@@ -397,8 +399,16 @@ def log_sigmoid(x, name=None):
 
 
 def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
-    """sqrt(sum(x ** 2)) over ``axis``."""
+    """sqrt(sum(x ** 2)) over ``axis``; of integers, truncated to their dtype (TensorFlow's).
+
+    >>> import tapegrad as tf
+    >>> n = tf.math.reduce_euclidean_norm([3, 4]); int(n), n.dtype
+    (5, dtype('int32'))
+    """
     x = tensor(input_tensor)
+    if x.dtype.kind in "iu":
+        s = reduce_sum(square(x), axis=axis, keepdims=keepdims)
+        return cast(sqrt(cast(s, np.float64)), x.dtype)
     return sqrt(reduce_sum(square(x), axis=axis, keepdims=keepdims))
 
 

@@ -1,17 +1,23 @@
-"""``tf.unique`` and ``tf.unique_with_counts``: the distinct elements of a vector in the
-order of their first occurrence (TensorFlow's), with each element's index into them. The
-output's length depends on the values, so the input must be concrete (not traced)."""
+"""``tf.unique`` and ``tf.unique_with_counts`` (the distinct elements of a vector in the
+order of their first occurrence, TensorFlow's, with each element's index into them), and
+``tf.math.bincount``. Their output's length depends on the values, so the input must be
+concrete (not traced)."""
 import numpy as np
 
 from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops._convert import tensor
 
 
-def _unique(x, out_idx):
+def _concrete(x, op):
     x = tensor(x)
     if getattr(x, "_symbolic", False):
-        raise NotImplementedError("tf.unique needs concrete values: its output's length "
+        raise NotImplementedError(f"tf.{op} needs concrete values: its output's length "
                                   "depends on them (call it outside tf.function).")
+    return x
+
+
+def _unique(x, out_idx):
+    x = _concrete(x, "unique")
     if x.ndim != 1:
         raise InvalidArgumentError(f"unique expects a 1D vector. [Op:Unique] (got shape "
                                    f"{list(x.shape)})")
@@ -49,3 +55,40 @@ def unique_with_counts(x, out_idx="int32", name=None):
     [[3, 1], [0, 1, 0], [2, 1]]
     """
     return _unique(x, out_idx)
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype="int32", name=None,
+             axis=None, binary_output=False):
+    """Counts (or summed ``weights``) of each value ``0 .. n - 1`` of the integers ``arr``,
+    ``n = max(arr) + 1`` (at least ``minlength``, at most ``maxlength``: larger values are
+    dropped); the counts are ``dtype``, summed weights the weights' dtype.
+
+    >>> import tapegrad as tf
+    >>> tf.math.bincount([1, 1, 3]).numpy().tolist()
+    [0, 2, 0, 1]
+    """
+    if axis not in (None, 0):  # 0: all of arr, as None
+        raise NotImplementedError("tf.math.bincount: axis=-1 (per row) is not implemented.")
+    a = np.asarray(_concrete(arr, "math.bincount")._value)
+    if a.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"bincount: arr must hold integers, got {a.dtype}.")
+    if a.size and a.min() < 0:
+        raise InvalidArgumentError("Input arr must be non-negative!")
+    n = int(a.max()) + 1 if a.size else 0
+    if minlength is not None:
+        n = max(n, int(minlength))
+    if maxlength is not None:
+        n = min(n, int(maxlength))
+    w = None if weights is None else np.asarray(_concrete(weights, "math.bincount")._value)
+    keep = a.ravel() < n
+    flat = a.ravel()[keep]
+    if binary_output:
+        out = np.zeros(n, np.dtype(dtype) if w is None else w.dtype)
+        out[flat] = 1
+        return tensor(out)
+    if w is None:
+        return tensor(np.bincount(flat, minlength=n)[:n].astype(np.dtype(dtype)))
+    wf = np.broadcast_to(w, a.shape).ravel()[keep]
+    out = np.zeros(n, wf.dtype)
+    np.add.at(out, flat, wf)
+    return tensor(out)

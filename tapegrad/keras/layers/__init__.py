@@ -20,6 +20,8 @@ from tapegrad.keras.layers.preprocessing import (  # noqa: F401
     Normalization, RandomFlip, Rescaling)
 from tapegrad.keras.layers.reshaping import (  # noqa: F401
     Permute, RepeatVector, UpSampling2D, ZeroPadding2D)
+from tapegrad.keras.layers.more_reshaping import (  # noqa: F401
+    Cropping1D, Cropping2D, UpSampling1D, ZeroPadding1D)
 
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalMaxPool2D = GlobalMaxPooling2D

@@ -338,12 +338,19 @@ class Optimizer:
         return grads
 
     def get_config(self):
+        """Every constructor argument, defaults included, as Keras's config."""
+        import inspect
         from tapegrad.keras.serialization import constructor_arguments
         lr = self._learning_rate
-        return {**constructor_arguments(self), "name": self.name, "learning_rate": float(lr.numpy()) if isinstance(
-                    lr, tf.Variable) else lr, "weight_decay": self.weight_decay,
-                "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
-                "clipvalue": self.clipvalue}
+        defaults = {n: p.default for n, p in inspect.signature(type(self).__init__).parameters
+                    .items() if p.default is not inspect.Parameter.empty}
+        return {**defaults, **constructor_arguments(self), "name": self.name,
+                "learning_rate": float(lr.numpy()) if isinstance(lr, tf.Variable) else lr,
+                "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
+                "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue,
+                "use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None,
+                "loss_scale_factor": self.loss_scale_factor,
+                "gradient_accumulation_steps": None}
 
     @classmethod
     def from_config(cls, config):

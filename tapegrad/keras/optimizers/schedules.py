@@ -128,3 +128,74 @@ class CosineDecay(LearningRateSchedule):
         return {"initial_learning_rate": self.initial_learning_rate,
                 "decay_steps": self.decay_steps, "alpha": self.alpha, "name": self.name,
                 "warmup_target": self.warmup_target, "warmup_steps": self.warmup_steps}
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """``(initial - end) * (1 - step / decay_steps) ** power + end``; the step stops at
+    ``decay_steps``, or with ``cycle`` the horizon grows to the next multiple of it."""
+
+    def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001,
+                 power=1.0, cycle=False, name="PolynomialDecay"):
+        self.initial_learning_rate, self.decay_steps = initial_learning_rate, decay_steps
+        self.end_learning_rate, self.power, self.cycle = end_learning_rate, power, cycle
+        self.name = name
+        if decay_steps <= 0:
+            raise ValueError(f"Argument `decay_steps` must be > 0. Received: "
+                             f"decay_steps={decay_steps}")
+
+    def __call__(self, step):
+        lr = tf.convert_to_tensor(self.initial_learning_rate)
+        dtype = lr.dtype
+        end, power = tf.cast(self.end_learning_rate, dtype), tf.cast(self.power, dtype)
+        step = tf.cast(step, dtype)
+        horizon = tf.cast(self.decay_steps, dtype)
+        if self.cycle:
+            multiplier = tf.where(tf.equal(step, 0), tf.ones_like(step),
+                                  tf.math.ceil(step / self.decay_steps))
+            horizon = horizon * multiplier
+        else:
+            step = tf.minimum(step, horizon)
+        p = step / horizon
+        return (lr - end) * tf.pow(1 - p, power) + end
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "end_learning_rate": self.end_learning_rate,
+                "power": self.power, "cycle": self.cycle, "name": self.name}
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay that restarts: period ``first_decay_steps``, each next period
+    ``t_mul`` times longer and ``m_mul`` times lower, decaying to ``alpha * initial``."""
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0,
+                 alpha=0.0, name="SGDRDecay"):
+        self.initial_learning_rate, self.first_decay_steps = (initial_learning_rate,
+                                                              first_decay_steps)
+        self._t_mul, self._m_mul, self.alpha, self.name = t_mul, m_mul, alpha, name
+        if first_decay_steps <= 0:
+            raise ValueError("Argument `first_decay_steps` must be > 0. Received: "
+                             f"first_decay_steps={first_decay_steps}")
+
+    def __call__(self, step):
+        lr = tf.convert_to_tensor(self.initial_learning_rate)
+        dtype = lr.dtype
+        first, alpha = tf.cast(self.first_decay_steps, dtype), tf.cast(self.alpha, dtype)
+        t_mul, m_mul = tf.cast(self._t_mul, dtype), tf.cast(self._m_mul, dtype)
+        fraction = tf.cast(step, dtype) / first
+        if self._t_mul == 1.0:
+            i_restart = tf.floor(fraction)
+            fraction = fraction - i_restart
+        else:  # periods grow geometrically: find the restart, then the fraction within it
+            i_restart = tf.floor(tf.math.log(1.0 - fraction * (1.0 - t_mul)) /
+                                 tf.math.log(t_mul))
+            sum_r = (1.0 - tf.pow(t_mul, i_restart)) / (1.0 - t_mul)
+            fraction = (fraction - sum_r) / tf.pow(t_mul, i_restart)
+        m_fac = tf.pow(m_mul, i_restart)
+        cosine = 0.5 * m_fac * (1.0 + tf.cos(tf.cast(math.pi, dtype) * fraction))
+        return lr * ((1 - alpha) * cosine + alpha)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "first_decay_steps": self.first_decay_steps, "t_mul": self._t_mul,
+                "m_mul": self._m_mul, "alpha": self.alpha, "name": self.name}
