@@ -178,3 +178,14 @@ def test_thread_invariance_is_checked_once_per_shape(monkeypatch):
     monkeypatch.setattr(blas, "_same_bits_on_one_thread", lambda e, libs: calls.append(e) or True)
     assert blas.thread_invariant(cf.program) is True and len(calls) == 1
     assert blas.thread_invariant(cf.program) is True and len(calls) == 1
+
+
+def test_a_transposed_operand_is_checked_in_its_layout():
+    # a @ w.T: BLAS sees w stored transposed, where OpenBLAS splits some shapes otherwise
+    # than C-ordered ones (88 x 22 x 292 float64 on two threads, C-ordered the same bits)
+    rng = np.random.default_rng(4)
+    a, w = tf.constant(rng.standard_normal((88, 22))), tf.constant(rng.standard_normal((292, 22)))
+    f = tf.function(lambda a, w: tf.matmul(a, w, transpose_b=True))
+    eager = tf.matmul(a, w, transpose_b=True).numpy()
+    for _ in range(3 * blas.PROBES + 3):
+        np.testing.assert_array_equal(f(a, w).numpy(), eager)

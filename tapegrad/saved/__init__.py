@@ -58,7 +58,7 @@ program gives the same bytes). ``load`` reads every version in ``VERSIONS``.
 
 Variables: a captured ``tf.Variable`` is saved with its current value (as TensorFlow does)
 and loaded as a new ``tf.Variable``, which the function reads on every call (and assigns, if
-the saved function did). The program saved is the trace with constant folding, CSE and DCE;
+the saved function did). The program saved is the trace with constant folding and DCE;
 loading regenerates the NumPy code from the IR. Nothing from the file is ever evaluated:
 primitive names are registry keys, code strings come from the registry, and every
 inconsistency raises ``LoadError`` (a ``ValueError``).

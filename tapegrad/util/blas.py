@@ -16,7 +16,8 @@ output among threads, and the split moves the blocks' edges: most float64 GEMMs 
 output on this machine's two threads, none of the float32 ones measured), so a switch could
 make a compiled program differ from eager execution, and one call from the next. Before its
 first probe a program therefore checks each of its threaded BLAS calls once, on random
-operands of its shapes (``thread_invariant``, cached per shape for the process): where one
+operands of its shapes, C-ordered and stored transposed (the split depends on the layout for
+a few shapes: ``thread_invariant``, cached per shape for the process): where one
 thread and the default give other bits, the program never switches and runs at the
 library's default, as eager execution does. So every call of a program gives the bits of
 the eager operations, on a quiet machine or a busy one.
@@ -209,9 +210,10 @@ def thread_invariant(program, libs=None):
     on one thread as on the library's default: True, False, or None where it cannot tell now
     (another program runs on one thread at the moment, so both would run alike).
 
-    Each call is run once each way on random operands of its shapes (OpenBLAS's rounding
-    depends on the shapes and the thread count, not the values), and the answer is kept for
-    the process. A call it cannot run so (a symbolic size, an integer operand) counts as
+    Each call is run once each way on random operands of its shapes, in each layout of its
+    two operands that BLAS can see (C-ordered, or a transposed view: OpenBLAS's rounding
+    depends on the shapes, the layout and the thread count, not the values), and the answer
+    is kept for the process. A call it cannot run so (a symbolic size, an integer operand) counts as
     not invariant: the program then keeps the library's default, as eager execution does.
     """
     libs = _controllers() if libs is None else libs
@@ -243,7 +245,18 @@ def _threaded_calls(program):
                 yield from _threaded_calls(v)
 
 
+def _layouts(a):
+    """``a`` as the BLAS call may see it: C-ordered, and (a matrix) with its last two axes
+    stored transposed (a ``W.T`` view: OpenBLAS's split differs for some shapes there)."""
+    import numpy as np
+    if a.ndim < 2:
+        return [a]
+    return [a, np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)]
+
+
 def _same_bits_on_one_thread(e, libs):
+    import itertools
+
     import numpy as np
     rng = np.random.default_rng(0)
     args = []
@@ -253,17 +266,21 @@ def _same_bits_on_one_thread(e, libs):
         a = rng.standard_normal(tuple(v.shape))
         if v.dtype.kind == "c":
             a = a + 1j * rng.standard_normal(tuple(v.shape))
-        args.append(a.astype(v.dtype))
+        args.append(_layouts(a.astype(v.dtype)))
     with _lock:  # no other program switches meanwhile
         if _state["depth"]:
             return None
         saved = tuple(c.get_num_threads() for c in libs)
-        try:
-            for c in libs:
-                c.set_num_threads(1)
-            one = np.asarray(e.prim.impl(*args, **e.kwargs))
-        finally:
-            for c, n in zip(libs, saved):
-                c.set_num_threads(n)
-        default = np.asarray(e.prim.impl(*args, **e.kwargs))
-    return bool(np.array_equal(one, default, equal_nan=True))
+        for combo in itertools.product(*args[:2]):  # the layouts of the two operands
+            combo = list(combo) + [a[0] for a in args[2:]]
+            try:
+                for c in libs:
+                    c.set_num_threads(1)
+                one = np.asarray(e.prim.impl(*combo, **e.kwargs))
+            finally:
+                for c, n in zip(libs, saved):
+                    c.set_num_threads(n)
+            if not np.array_equal(one, np.asarray(e.prim.impl(*combo, **e.kwargs)),
+                                  equal_nan=True):
+                return False
+    return True
