@@ -16,3 +16,25 @@ class Sampling(layers.Layer):
         batch, dim = ops.shape(z_mean)[0], ops.shape(z_mean)[1]
         epsilon = keras.random.normal(shape=(batch, dim), seed=self.seed_generator)
         return z_mean + ops.exp(0.5 * z_log_var) * epsilon
+
+
+class CustomDense(layers.Layer):
+    """The guides' layer with its weights made in ``build`` and a config of its own."""
+
+    def __init__(self, units=32, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units),
+                                 initializer="random_normal", trainable=True)
+        self.b = self.add_weight(shape=(self.units,), initializer="random_normal",
+                                 trainable=True)
+
+    def call(self, inputs):
+        return ops.matmul(inputs, self.w) + self.b
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"units": self.units})
+        return config

@@ -15,7 +15,7 @@ from tapegrad import keras
 from tapegrad.keras import layers, ops
 from tapegrad.testing import check_grads
 
-from _keras_programs import Sampling
+from _keras_programs import CustomDense, Sampling
 
 
 def test_functional_multi_input_multi_output_model_by_name(tmp_path):
@@ -122,28 +122,6 @@ def test_feature_extraction_from_layer_outputs():
     np.testing.assert_allclose(features[-1].numpy(), model(img).numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="never been called"):
         _ = layers.Dense(2).output
-
-
-class CustomDense(layers.Layer):
-    """The guides' layer with its weights made in ``build`` and a config of its own."""
-
-    def __init__(self, units=32, **kwargs):
-        super().__init__(**kwargs)
-        self.units = units
-
-    def build(self, input_shape):
-        self.w = self.add_weight(shape=(input_shape[-1], self.units),
-                                 initializer="random_normal", trainable=True)
-        self.b = self.add_weight(shape=(self.units,), initializer="random_normal",
-                                 trainable=True)
-
-    def call(self, inputs):
-        return ops.matmul(inputs, self.w) + self.b
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"units": self.units})
-        return config
 
 
 def test_from_config_with_a_custom_layer():

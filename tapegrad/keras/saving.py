@@ -121,5 +121,6 @@ def load_weights(model, filepath, skip_mismatch=False):
 # the whole-model ``.keras`` file and the object configs it holds (keras.saving.*)
 from tapegrad.keras.model_file import load_model, save_model  # noqa: E402,F401
 from tapegrad.keras.serialization import (  # noqa: E402,F401
-    deserialize_keras_object, get_registered_name, get_registered_object,
-    register_keras_serializable, serialize_keras_object)
+    CustomObjectScope, custom_object_scope, deserialize_keras_object, get_custom_objects,
+    get_registered_name, get_registered_object, register_keras_serializable,
+    serialize_keras_object)

@@ -18,6 +18,7 @@ Python ``lambda`` is refused).
 'relu'
 """
 import inspect
+import threading
 
 import numpy as np
 
@@ -60,11 +61,54 @@ def get_registered_name(obj):
 
 
 def get_registered_object(name, custom_objects=None, module_objects=None):
-    """The class registered (or passed in ``custom_objects``) under ``name``, or None."""
-    for table in (custom_objects, _REGISTERED, module_objects):
+    """The class registered (or passed in ``custom_objects``, or in an enclosing
+    ``custom_object_scope``) under ``name``, or None."""
+    for table in (custom_objects, *reversed(_scopes()), _REGISTERED, module_objects):
         if table and name in table:
             return table[name]
     return None
+
+
+def get_custom_objects():
+    """The global dict of custom objects: what ``register_keras_serializable`` registers
+    (under ``'package>name'``), and names a program adds itself."""
+    return _REGISTERED
+
+
+_LOCAL = threading.local()
+
+
+def _scopes():
+    stack = getattr(_LOCAL, "scopes", None)
+    if stack is None:
+        stack = _LOCAL.scopes = []
+    return stack
+
+
+class CustomObjectScope:
+    """``with keras.saving.custom_object_scope({"MyLayer": MyLayer}):`` makes those names
+    known to deserialization (``from_config``, ``load_model``) inside the block.
+
+    >>> from tapegrad import keras
+    >>> with keras.saving.custom_object_scope({"Answer": int}):
+    ...     keras.saving.get_registered_object("Answer")
+    <class 'int'>
+    """
+
+    def __init__(self, *custom_objects):
+        self.custom_objects = {}
+        for objects in custom_objects:
+            self.custom_objects.update(objects or {})
+
+    def __enter__(self):
+        _scopes().append(self.custom_objects)
+        return self
+
+    def __exit__(self, *exc):
+        _scopes().pop()
+
+
+custom_object_scope = CustomObjectScope
 
 
 def constructor_arguments(obj):

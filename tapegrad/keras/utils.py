@@ -37,3 +37,8 @@ def normalize(x, axis=-1, order=2):
     norm = np.linalg.norm(x, order, axis, keepdims=True)
     norm[norm == 0] = 1
     return x / norm
+
+
+from tapegrad.keras.serialization import (  # noqa: E402,F401  (keras.utils' aliases)
+    CustomObjectScope, custom_object_scope, get_custom_objects, get_registered_name,
+    get_registered_object, register_keras_serializable)

@@ -96,6 +96,12 @@ class Model(Trainer, Layer):
         from tapegrad.keras import model_file
         model_file.save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
+    def to_json(self, **kwargs):
+        """The model's config as JSON (``keras.models.model_from_json`` reads it)."""
+        import json
+        from tapegrad.keras.serialization import serialize_keras_object
+        return json.dumps(serialize_keras_object(self), **kwargs)
+
     def save_weights(self, filepath, overwrite=True):
         """Write the weights to ``filepath`` (a ``.weights.npz`` zip: see ``saving``)."""
         saving.save_weights(self, filepath, overwrite=overwrite)
