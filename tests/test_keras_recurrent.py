@@ -141,3 +141,27 @@ def test_working_with_rnns_models_train_save_and_reload(tmp_path):
     decoded = layers.LSTM(6)(encoded, initial_state=[state_h, state_c])
     seq2seq = keras.Model(inputs, layers.Dense(3)(decoded))
     assert seq2seq(x[:2]).shape == (2, 3)
+
+
+@pytest.mark.parametrize("mode", ["concat", "sum", "ave", "mul"])
+def test_bidirectional_is_a_forward_and_a_backward_copy(mode, tmp_path):
+    keras.utils.set_random_seed(0)
+    x = np.random.default_rng(0).normal(size=(2, 5, 3)).astype("float32")
+    bi = layers.Bidirectional(layers.LSTM(4, return_sequences=True), merge_mode=mode)
+    out = bi(x).numpy()
+    assert [w.shape for w in bi.weights] == [(3, 16), (4, 16), (16,)] * 2
+    fw = bi.forward_layer(x).numpy()
+    bw = bi.backward_layer(x).numpy()[:, ::-1]  # back in time order
+    assert bi.backward_layer.go_backwards and not bi.forward_layer.go_backwards
+    expected = {"concat": np.concatenate([fw, bw], -1), "sum": fw + bw, "ave": (fw + bw) / 2,
+                "mul": fw * bw}[mode]
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-7)
+    model = keras.Sequential([keras.Input((5, 3)), bi])
+    model.save(tmp_path / "bi.keras")
+    loaded = keras.models.load_model(tmp_path / "bi.keras")
+    np.testing.assert_allclose(loaded(x).numpy(), out, rtol=1e-6, atol=1e-7)
+    states = layers.Bidirectional(layers.GRU(2, return_state=True))(x)
+    assert [tuple(s.shape) for s in states] == [(2, 4), (2, 2), (2, 2)]
+    with pytest.raises(ValueError, match="Invalid merge mode"):
+        layers.Bidirectional(layers.LSTM(2), merge_mode="max")
+    assert loaded.layers[0].forward_layer.name == bi.forward_layer.name

@@ -18,7 +18,7 @@ from tapegrad.keras.layers.pooling import (  # noqa: F401
     MaxPooling1D, MaxPooling2D, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D)
 from tapegrad.keras.layers.preprocessing import (  # noqa: F401
     Normalization, RandomFlip, Rescaling)
-from tapegrad.keras.layers.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
+from tapegrad.keras.layers.recurrent import GRU, LSTM, Bidirectional, SimpleRNN  # noqa: F401
 from tapegrad.keras.layers.reshaping import (  # noqa: F401
     Permute, RepeatVector, UpSampling2D, ZeroPadding2D)
 from tapegrad.keras.layers.more_reshaping import (  # noqa: F401

@@ -195,3 +195,87 @@ class GRU(_Recurrent):
         hh = self.activation(x_h + recurrent_h)
         h = z * h_tm1 + (1 - z) * hh
         return h, [h]
+
+
+class Bidirectional(Layer):
+    """A recurrent layer run forwards and, as a copy with ``go_backwards`` flipped,
+    backwards; the outputs merged by ``merge_mode`` (``"concat"``, ``"sum"``, ``"mul"``,
+    ``"ave"`` or None for the pair), the backward sequence put back in time order."""
+
+    def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None,
+                 **kwargs):
+        if merge_mode not in ("sum", "mul", "ave", "concat", None):
+            raise ValueError(f"Invalid merge mode. Received: {merge_mode}. Merge mode "
+                             "should be one of {'sum', 'mul', 'ave', 'concat', None}")
+        super().__init__(**kwargs)
+        config = layer.get_config()
+        forward_config = {**config, "name": "forward_" + layer.name}
+        self.forward_layer = type(layer).from_config(forward_config)
+        if backward_layer is None:
+            backward_config = {**config, "name": "backward_" + layer.name,
+                               "go_backwards": not layer.go_backwards}
+            backward_layer = type(layer).from_config(backward_config)
+        self.backward_layer = backward_layer
+        self.merge_mode = merge_mode
+        self.return_sequences = layer.return_sequences
+        self.return_state = layer.return_state
+        self.supports_masking = True
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, sequences, initial_state=None, mask=None, training=None):
+        fw_state = bw_state = None
+        if initial_state is not None:
+            half = len(initial_state) // 2
+            fw_state, bw_state = initial_state[:half], initial_state[half:]
+        fw = self.forward_layer(sequences, initial_state=fw_state, mask=mask)
+        bw = self.backward_layer(sequences, initial_state=bw_state, mask=mask)
+        states = []
+        if self.return_state:
+            fw, *fw_states = fw
+            bw, *bw_states = bw
+            states = fw_states + bw_states
+        if self.return_sequences:
+            bw = tf.reverse(bw, [1])
+        if self.merge_mode == "concat":
+            out = tf.concat([fw, bw], axis=-1)
+        elif self.merge_mode == "sum":
+            out = fw + bw
+        elif self.merge_mode == "ave":
+            out = (fw + bw) / 2
+        elif self.merge_mode == "mul":
+            out = fw * bw
+        else:
+            out = [fw, bw]
+        if self.return_state:
+            return (out if isinstance(out, list) else [out]) + states
+        return out
+
+    def compute_mask(self, inputs, previous_mask=None):
+        mask = previous_mask if self.return_sequences else None
+        if self.merge_mode is None:
+            mask = [mask, mask]
+        if self.return_state:
+            extra = [None] * (2 * getattr(self.forward_layer, "_states", 1))
+            return (mask if isinstance(mask, list) else [mask]) + extra
+        return mask
+
+    def get_config(self):
+        from tapegrad.keras.serialization import serialize_keras_object
+        config = {**super().get_config(), "merge_mode": self.merge_mode}
+        layer = serialize_keras_object(self.forward_layer)  # the wrapped layer's own name
+        layer["config"]["name"] = self.forward_layer.name.removeprefix("forward_")
+        config["layer"] = layer
+        config["backward_layer"] = serialize_keras_object(self.backward_layer)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from tapegrad.keras.serialization import deserialize_keras_object
+        config = dict(config)
+
+        def layer_of(c):  # a config, or the layer load_model has already made of it
+            return c if c is None or isinstance(c, Layer) else deserialize_keras_object(
+                c, custom_objects)
+        layer = layer_of(config.pop("layer"))
+        return cls(layer, backward_layer=layer_of(config.pop("backward_layer", None)),
+                   **config)
