@@ -302,6 +302,7 @@ SPECS = {
     ],
     # no gradient
     "sign": unary("sign", Away),
+    "step": unary("step", Away),
     "floor": nondiff_unary("floor"),
     "ceil": nondiff_unary("ceil"),
     "round": nondiff_unary("round"),

@@ -91,6 +91,7 @@ def _binary(name):
 exp, log, sin, cos = _unary("exp"), _unary("log"), _unary("sin"), _unary("cos")
 sinh, cosh, rsqrt = _unary("sinh"), _unary("cosh"), _unary("rsqrt")
 sign, sigmoid, floor = _unary("sign"), _unary("sigmoid"), _unary("floor")
+step = _unary("step")
 square = _unary("square")
 pow, floormod, equal = _binary("pow"), _binary("mod"), _binary("equal")
 logical_and, multiply = _binary("logical_and"), _binary("mul")

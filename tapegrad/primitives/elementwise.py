@@ -9,9 +9,9 @@ import operator
 
 import numpy as np
 
-from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer_pow, log,
+from tapegrad.primitives.api import (cos, cosh, equal, exp, floor, integer_pow, log,
     logical_and, multiply, ones_like, pow, reciprocal_grad, rsqrt, rsqrt_grad, sigmoid, sign,
-    sin, sinh, sqrt_grad, square, times, where, zeros_like)
+    sin, sinh, sqrt_grad, square, step, times, where, zeros_like)
 from tapegrad.primitives.families import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.tensor import Tensor
@@ -168,10 +168,6 @@ def _integer_pow_vjp(g, x, y):
     if y == 2:
         return times(g, 2) * x
     return times(g, y) * integer_pow(x, y - 1)
-
-
-def _mask(cond, like):
-    return cast(cond, like.dtype)
 
 
 def _select(cond, g):
@@ -350,14 +346,26 @@ softsign_p = unary("softsign", _softsign, lambda g, ans, x: g / square(1 + x * s
                    emit="_softsign({0})", dtype=lambda d: ufunc_dtype(np.true_divide)(d, d),
                    fresh=True)
 # bools: the implementation keeps bool, np.maximum(x, 0) of the generated code does not
-relu_p     = unary("relu", _relu, lambda g, ans, x: g * _mask(x > 0, g),
+# relu's and relu6's derivatives are masks by ``step``, whose own derivative is 0 and connected
+# (TensorFlow's ReluGrad / Relu6Grad differentiate to zeros): so the second derivative through
+# relu is zeros, not None, and an optimizer still steps a variable that only reaches the loss
+# through a kink (a gradient penalty on a ReLU network's biases). 0/1 masks: the same bits as
+# the comparison's cast.
+def _step(x):
+    """1 where x > 0, else 0 (NaN included), in x's dtype."""
+    return xp.greater(x, 0).astype(np.result_type(x))
+
+
+step_p     = unary("step", _step, lambda g, ans, x: zeros_like(g), emit="_step({0})",
+                   dtype=_same)
+relu_p     = unary("relu", _relu, lambda g, ans, x: g * step(x),
                    emit="np.maximum({0}, 0)", dtype=_relu_dtype, fresh=True)
 abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * sign(x), jvp=_abs_jvp, complex="own")
 # sign's derivative is 0, and connected (TensorFlow's SignGrad): the gradient of sign(x) is
 # zeros, not None, so abs and anything else built on sign differentiate twice to zeros.
 sign_p     = unary("sign", xp.sign, lambda g, ans, x: zeros_like(g), emit="np.sign({0})",
                    complex="own")
-relu6_p    = unary("relu6", _relu6, lambda g, ans, x: g * _mask(logical_and(x > 0, x < 6), g),
+relu6_p    = unary("relu6", _relu6, lambda g, ans, x: g * (step(x) * step(6 - x)),
                    emit="_relu6({0})", dtype=_relu_dtype, fresh=True)
 erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
                    emit="_erf({0})", dtype=_erf_dtype, fresh=True)
