@@ -303,6 +303,10 @@ SPECS = {
     # no gradient
     "sign": unary("sign", Away),
     "step": unary("step", Away),
+    "leaky_relu": [Case(prim_fn("leaky_relu", alpha=0.2), [Away(*s)], label=str(s))
+                   for s in UNARY_SHAPES],
+    "leaky_relu_grad": [Case(prim_fn("leaky_relu_grad", alpha=0.3), [R(*a), Away(*b)],
+                             label=f"{a}&{b}") for a, b in BINARY_SHAPES],
     "floor": nondiff_unary("floor"),
     "ceil": nondiff_unary("ceil"),
     "round": nondiff_unary("round"),

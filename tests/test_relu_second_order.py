@@ -1,5 +1,5 @@
-"""relu's and relu6's derivatives differentiate to connected zeros, as TensorFlow's ReluGrad and
-Relu6Grad do: a second derivative through a kink is zeros, never None, so an optimizer still
+"""relu's, relu6's and leaky_relu's derivatives differentiate to connected zeros, as
+TensorFlow's ReluGrad, Relu6Grad and LeakyReluGrad do: a second derivative through a kink is zeros, never None, so an optimizer still
 steps (by its moments) a variable that reaches a loss only through relu's gradient."""
 import numpy as np
 import pytest
@@ -38,7 +38,7 @@ def test_second_derivative_is_zeros_connected(name, lo, hi):
     np.testing.assert_array_equal(second.numpy(), np.zeros_like(X))
 
 
-@pytest.mark.parametrize("name", ["relu", "relu6"])
+@pytest.mark.parametrize("name", ["relu", "relu6", "leaky_relu"])
 def test_compiled_second_derivative_matches_eager_bits(name):
     f = getattr(tf.nn, name)
     x = tf.Variable(X * 3.0)
@@ -87,3 +87,39 @@ def test_step_values_and_dtypes():
         assert out.dtype == dt
         np.testing.assert_array_equal(out, np.array([0, 0, 1], dt))
     np.testing.assert_array_equal(step_p.impl(np.array([np.nan, -0.0, np.inf])), [0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("alpha", [0.2, 0.01, 1.5])
+def test_leaky_relu_derivatives(alpha):
+    x = tf.Variable(X)
+    with tf.GradientTape() as t2:
+        with tf.GradientTape() as t1:
+            y = tf.nn.leaky_relu(x, alpha=alpha)
+            s = tf.reduce_sum(y * y)
+        g = t1.gradient(s, x)
+        z = tf.reduce_sum(g)
+    h = t2.gradient(z, x)
+    a = np.float32(alpha)
+    pos = X > 0
+    np.testing.assert_array_equal(y.numpy(), np.where(pos, X, X * a))
+    # d/dx y^2 = 2 y y' with y' = 1 or alpha (a select: NaN takes alpha's branch)
+    np.testing.assert_array_equal(g.numpy(), np.where(pos, 2 * X, (2 * (X * a)) * a))
+    np.testing.assert_array_equal(h.numpy(), np.where(pos, np.float32(2), (2 * a) * a))
+    with tf.GradientTape() as t2:
+        with tf.GradientTape() as t1:
+            s = tf.reduce_sum(tf.nn.leaky_relu(x, alpha=alpha))
+        first = t1.gradient(s, x)
+    second = t2.gradient(first, x)
+    np.testing.assert_array_equal(first.numpy(), np.where(pos, np.float32(1), a))
+    assert second is not None
+    np.testing.assert_array_equal(second.numpy(), np.zeros_like(X))
+
+
+def test_leaky_relu_keras_layer_and_integers():
+    layer = tf.keras.layers.LeakyReLU(negative_slope=0.1)
+    x = tf.constant([[-2.0, 3.0]])
+    np.testing.assert_array_equal(layer(x).numpy(), np.where(x.numpy() > 0, x.numpy(),
+                                                              x.numpy() * np.float32(0.1)))
+    out = tf.nn.leaky_relu(tf.constant([-2, 3]))
+    assert out.dtype == tf.float32
+    np.testing.assert_array_equal(out.numpy(), [np.float32(-2) * np.float32(0.2), 3.0])

@@ -1,7 +1,7 @@
 """Neural-network functions, composed from primitives so that every order differentiates."""
 import math
 
-from tapegrad.core.dispatch import bind
+from tapegrad.core.dispatch import PRIMITIVES, bind
 from tapegrad.ops import math_ops
 from tapegrad.errors import InvalidArgumentError as _InvalidArgumentError
 from tapegrad.core.tensor import Tensor
@@ -60,6 +60,9 @@ def leaky_relu(features, alpha=0.2, name=None):
     x = tensor(features)
     if x.dtype.kind in "iu":
         x = _cast(x, "float32")
+    if isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and x.dtype.kind == "f":
+        # one primitive: its derivative (TensorFlow's LeakyReluGrad) differentiates to zeros
+        return bind(PRIMITIVES["leaky_relu"], x, alpha=float(alpha))
     return math_ops.where(x > 0, x, x * alpha)
 
 

@@ -92,6 +92,11 @@ exp, log, sin, cos = _unary("exp"), _unary("log"), _unary("sin"), _unary("cos")
 sinh, cosh, rsqrt = _unary("sinh"), _unary("cosh"), _unary("rsqrt")
 sign, sigmoid, floor = _unary("sign"), _unary("sigmoid"), _unary("floor")
 step = _unary("step")
+
+
+def leaky_relu_grad(g, x, alpha):
+    """The ``leaky_relu_grad`` primitive: ``g`` where x > 0, else ``g * alpha``."""
+    return bind(PRIMITIVES["leaky_relu_grad"], tensor(g), tensor(x), alpha=alpha)
 square = _unary("square")
 pow, floormod, equal = _binary("pow"), _binary("mod"), _binary("equal")
 logical_and, multiply = _binary("logical_and"), _binary("mul")

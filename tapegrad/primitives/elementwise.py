@@ -11,7 +11,7 @@ import numpy as np
 
 from tapegrad.primitives.api import (cos, cosh, equal, exp, floor, integer_pow, log,
     logical_and, multiply, ones_like, pow, reciprocal_grad, rsqrt, rsqrt_grad, sigmoid, sign,
-    sin, sinh, sqrt_grad, square, step, times, where, zeros_like)
+    sin, sinh, sqrt_grad, square, step, times, where, zeros_like, leaky_relu_grad)
 from tapegrad.primitives.families import binary, nondiff, unary, xp
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.tensor import Tensor
@@ -367,6 +367,49 @@ sign_p     = unary("sign", xp.sign, lambda g, ans, x: zeros_like(g), emit="np.si
                    complex="own")
 relu6_p    = unary("relu6", _relu6, lambda g, ans, x: g * (step(x) * step(6 - x)),
                    emit="_relu6({0})", dtype=_relu_dtype, fresh=True)
+
+
+# leaky_relu: x where x > 0, else alpha * x (TensorFlow's LeakyRelu select), and its derivative
+# a select on x > 0 (LeakyReluGrad) whose own derivative in x is a connected 0, as relu's.
+def _leaky_relu(x, alpha):
+    _require(x, "f", _LEAKY_NAMES, "LeakyRelu")
+    return xp.where(x > 0, x, x * alpha)
+
+
+def _leaky_relu_grad(g, x, alpha):
+    _leaky_dtype(np.result_type(g), np.result_type(x))
+    return xp.where(x > 0, g, g * alpha)
+
+
+_LEAKY_NAMES = "bfloat16, half, float, double"
+
+
+def _leaky_dtype(*dtypes):
+    for d in dtypes:
+        _require(d, "f", _LEAKY_NAMES, "LeakyRelu")
+    return dtypes[0]
+
+
+def _alpha_validate(*xs, alpha):
+    if type(alpha) is not float:
+        raise TypeError(f"leaky_relu: alpha must be a Python float, got {type(alpha).__name__}")
+
+
+leaky_relu_p = Primitive(
+    "leaky_relu", _leaky_relu, nin=1, emit="_leaky_relu({0}, {alpha})",
+    vjp=(lambda g, ans, x, *, alpha: leaky_relu_grad(g, x, alpha),),
+    jvp=(lambda t, ans, x, *, alpha: leaky_relu_grad(t, x, alpha),),
+    abstract=elementwise(_leaky_dtype), elementwise=True, validate=_alpha_validate,
+    batch=lambda args, batched, *, alpha: leaky_relu_p.bind_raw(args[0], alpha=alpha))
+leaky_relu_grad_p = Primitive(
+    "leaky_relu_grad", _leaky_relu_grad, nin=2, emit="_leaky_relu_grad({0}, {1}, {alpha})",
+    vjp=(lambda ct, ans, g, x, *, alpha: leaky_relu_grad(ct, x, alpha),
+         lambda ct, ans, g, x, *, alpha: zeros_like(x)),
+    jvp=(lambda t, ans, g, x, *, alpha: leaky_relu_grad(t, x, alpha),
+         lambda t, ans, g, x, *, alpha: zeros_like(ans)),
+    abstract=elementwise(_leaky_dtype), elementwise=True, validate=_alpha_validate,
+    batch=elementwise_batch("leaky_relu_grad"))
+
 erf_p      = unary("erf", _erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
                    emit="_erf({0})", dtype=_erf_dtype, fresh=True)
 
