@@ -277,6 +277,16 @@ def _call(compiled, outs, leaves, targets, n_sources, sources=(), consumed=False
     return results
 
 
+def stand_ins(builder, leaves, entries, n):
+    """Symbolic inputs of ``builder`` for a tape's leaves (``x0``, ``x1``, ...) and for the
+    outputs of its first ``n`` entries (``y0``, ...), with their shapes and dtypes."""
+    syms = [builder.add_input(a._value.shape, a._value.dtype, f"x{i}")
+            for i, a in enumerate(leaves)]
+    outs = [builder.add_input(e[3]._value.shape, e[3]._value.dtype, f"y{k}")
+            for k, e in enumerate(entries[:n])]
+    return syms, outs
+
+
 def _compile(entries, n, leaves, key, what):
     """Trace the pass of this structure on symbolic stand-ins; None if impossible."""
     # imported on the first compilation: most tapes are never compiled
@@ -288,10 +298,7 @@ def _compile(entries, n, leaves, key, what):
     b.namer.read_user_locals = False  # the user's frame holds the tape's tensors, not ours
     try:
         with tracing(b):
-            syms = [b.add_input(a._value.shape, a._value.dtype, f"x{i}")
-                    for i, a in enumerate(leaves)]
-            outs = [b.add_input(e[3]._value.shape, e[3]._value.dtype, f"y{k}")
-                    for k, e in enumerate(entries[:n])]
+            syms, outs = stand_ins(b, leaves, entries, n)
             sym_targets, table, cts, extra = {}, {}, [], {}
             for part in key:
                 if part[0] == "derived":

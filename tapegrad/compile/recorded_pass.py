@@ -290,10 +290,7 @@ def _compile(entries, n, leaves, targets, key, sources, extra):
     log = []
     try:
         with tracing(b):
-            syms = [b.add_input(a._value.shape, a._value.dtype, f"x{i}")
-                    for i, a in enumerate(leaves)]
-            outs = [b.add_input(e[3]._value.shape, e[3]._value.dtype, f"y{k}")
-                    for k, e in enumerate(entries[:n])]
+            syms, outs = derivative_cache.stand_ins(b, leaves, entries, n)
             pos = {id(e[3]): k for k, e in enumerate(entries[:n])}
             sym_targets, cts = {}, []
             for (sid, g), unit in zip(targets.items(), units):
