@@ -172,3 +172,19 @@ def static_shape(shape):
 def _not_integral(shape):
     raise TypeError(f"Cannot convert {list(shape) if isinstance(shape, tuple) else shape!r} "
                     "to EagerTensor of dtype int32")
+
+
+def matrices(x, op, square=True, floating=True):
+    """``x`` as a tensor of (a batch of) matrices, or a clear error naming ``op``.
+
+    >>> tuple(matrices([[1.0, 2.0], [3.0, 4.0]], "det").shape)
+    (2, 2)
+    """
+    x = tensor(x)
+    if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
+        what = "square matrices" if square else "matrices"
+        raise ValueError(f"{op}: input must be a (batch of) {what}, with shape [..., M, "
+                         f"{'M' if square else 'N'}], got shape {tuple(x.shape)}.")
+    if floating and x.dtype.kind not in "fc":
+        raise TypeError(f"{op}: input must be a floating tensor, got {x.dtype.name}.")
+    return x

@@ -1,26 +1,34 @@
-"""Linear algebra: ``tf.matmul``, ``tf.einsum``, ``tf.tensordot``, ``tf.norm``, ``tf.linalg.*``.
+"""Linear algebra: ``tf.matmul``, ``tf.einsum``, ``tf.tensordot``, ``tf.linalg.*`` (diagonals in
+``diag_ops``, norms in ``norm_ops``).
 
 Matrices live in the last two axes and leading axes are a batch, as in TensorFlow. This layer
 checks shapes (errors name the op and both shapes) and normalises arguments, so that the
 primitives see only the cases their rules are written for.
 """
 import collections
-import numbers
 import string
 
 import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
-from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops import array_ops
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import axis1, binary
+from tapegrad.ops._convert import matrices as _matrices
 from tapegrad.ops._convert import tensor as _tensor
 from tapegrad.ops.array_ops import eye
 from tapegrad.primitives import linalg
 from tapegrad.primitives import shape as shape_prims
 from tapegrad.primitives.complex import conj
+# the diagonal and norm ops live in modules of their own; tf.linalg re-exports them from here
+from tapegrad.ops.diag_ops import band_part, diag, diag_part, trace  # noqa: F401
+from tapegrad.ops.norm_ops import clip_by_norm, norm, normalize  # noqa: F401
+
+
+def _shape(x):
+    return tuple(x.shape)
+
 
 __all__ = [
     "adjoint", "band_part", "cholesky", "cholesky_solve", "det", "diag", "diag_part", "einsum",
@@ -30,20 +38,6 @@ __all__ = [
 ]
 
 
-def _shape(x):
-    return tuple(x.shape)
-
-
-def _matrices(x, op, square=True, floating=True):
-    """``x`` as a tensor of (a batch of) matrices, or a clear error."""
-    x = _tensor(x)
-    if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
-        what = "square matrices" if square else "matrices"
-        raise ValueError(f"{op}: input must be a (batch of) {what}, with shape [..., M, "
-                         f"{'M' if square else 'N'}], got shape {_shape(x)}.")
-    if floating and x.dtype.kind not in "fc":
-        raise TypeError(f"{op}: input must be a floating tensor, got {x.dtype.name}.")
-    return x
 
 
 def _batch_compatible(a, b, op):
@@ -344,208 +338,3 @@ def cholesky_solve(chol, rhs, name=None):
     """Solve ``A X = rhs`` given the Cholesky factor ``chol`` of ``A``."""
     y = triangular_solve(chol, rhs, lower=True)
     return triangular_solve(chol, y, lower=True, adjoint=True)
-
-
-# ---- diagonals and bands -----------------------------------------------------------------------
-def _diag_len(rows, cols, k):
-    return min(rows + min(0, k), cols - max(0, k))
-
-
-def diag(diagonal, name=None, k=0, num_rows=-1, num_cols=-1, padding_value=0,
-         align="RIGHT_LEFT"):
-    """Matrices with ``diagonal`` on diagonal ``k`` (0 the main one); batched.
-
-    The output is square unless ``num_rows``/``num_cols`` say otherwise; ``padding_value``
-    fills the rest.
-
-    >>> import tapegrad as tf
-    >>> tf.linalg.diag([1.0, 2.0]).numpy().tolist()
-    [[1.0, 0.0], [0.0, 2.0]]
-    """
-    v = _tensor(diagonal)
-    if np.ndim(k) != 0:
-        raise NotImplementedError("linalg.diag: only a single diagonal (an int k) is supported.")
-    k = int(k)
-    if v.ndim < 1:
-        raise ValueError(f"linalg.diag: diagonal must have rank >= 1, got shape {_shape(v)}.")
-    n = v.shape[-1]
-    min_r, min_c = n + max(0, -k), n + max(0, k)
-    r = -1 if num_rows is None else int(num_rows)
-    c = -1 if num_cols is None else int(num_cols)
-    if r == -1 and c == -1:
-        r = c = max(min_r, min_c)
-    elif r == -1:
-        r = min_r
-    elif c == -1:
-        c = min_c
-    if r < min_r or c < min_c or _diag_len(r, c, k) != n:
-        raise ValueError(f"linalg.diag: a diagonal of length {n} does not fit diagonal {k} of "
-                         f"a {r} x {c} matrix.")
-    # the n x n diagonal matrix, padded into place: top rows for k < 0, left columns for k > 0
-    out = array_ops.expand_dims(v, -1) * eye(n, dtype=v.dtype)
-    top, left = max(0, -k), max(0, k)
-    if (r, c) != (n, n):
-        out = array_ops.pad(out, [[0, 0]] * (v.ndim - 1) + [[top, r - n - top], [left, c - n - left]])
-    if padding_value != 0:
-        on = Tensor._wrap(np.eye(r, c, k=k, dtype=bool))
-        out = math_ops.where(on, out, array_ops.cast(_tensor(padding_value), out.dtype))
-    return out
-
-
-def diag_part(input, name=None, k=0, padding_value=0, align="RIGHT_LEFT"):
-    """Diagonal ``k`` (0 the main one) of the last two axes.
-
-    >>> import tapegrad as tf
-    >>> tf.linalg.diag_part([[1.0, 2.0], [3.0, 4.0]]).numpy().tolist()
-    [1.0, 4.0]
-    """
-    x = _matrices(input, "diag_part", square=False, floating=False)
-    if np.ndim(k) != 0:
-        raise NotImplementedError("linalg.diag_part: only a single diagonal (an int k) is "
-                                  "supported.")
-    k = int(k)
-    if k == 0:
-        return bind(shape_prims.diag_part_p, x)
-    rows, cols = x.shape[-2:]
-    n = _diag_len(rows, cols, k)
-    if n <= 0:
-        raise ValueError(f"linalg.diag_part: diagonal {k} is outside matrices of shape "
-                         f"{_shape(x)}.")
-    i = np.arange(n)
-    return array_ops.getitem(x, (Ellipsis, i + max(0, -k), i + max(0, k)))
-
-
-def trace(x, name=None):
-    """Sum of the main diagonal of the last two axes.
-
-    >>> import tapegrad as tf
-    >>> float(tf.linalg.trace([[1.0, 2.0], [3.0, 4.0]]))
-    5.0
-    """
-    return math_ops.reduce_sum(diag_part(x), axis=-1)
-
-
-def band_part(input, num_lower, num_upper, name=None):
-    """Keep ``num_lower`` diagonals below and ``num_upper`` above the main one (-1: all).
-
-    >>> import tapegrad as tf
-    >>> tf.linalg.band_part(tf.ones([3, 3]), 0, -1).numpy().tolist()
-    [[1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]]
-    """
-    x = _matrices(input, "band_part", square=False, floating=False)
-    lo, up = int(num_lower), int(num_upper)
-    i = np.arange(x.shape[-2])[:, None]
-    j = np.arange(x.shape[-1])[None, :]
-    keep = ((lo < 0) | (i - j <= lo)) & ((up < 0) | (j - i <= up))
-    if keep.all():
-        return x
-    # select rather than multiply, so an inf outside the band gives 0, not nan
-    return math_ops.where(Tensor._wrap(keep), x, array_ops.zeros((), dtype=x.dtype))
-
-
-# ---- norms -------------------------------------------------------------------------------------
-_VECTOR_ORDS = ("euclidean", 1, 2, np.inf)
-_MATRIX_ORDS = ("euclidean", "fro", 1, 2, np.inf)
-
-
-def _norm_axes(x, axis):
-    """(axes, is_matrix) for tf.norm's ``axis``: None (all, as a vector), an int or a pair."""
-    if axis is None:
-        return tuple(range(x.ndim)), False
-    if isinstance(axis, Tensor):
-        axis = np.asarray(axis._value).tolist()
-    if np.ndim(axis) == 0:
-        return (axis1(axis, x.ndim, "norm"),), False
-    ax = tuple(axis1(a, x.ndim, "norm") for a in axis)
-    if len(ax) not in (1, 2) or len(set(ax)) != len(ax):
-        raise ValueError(f"norm: axis must be None, an int or a pair of distinct axes, got "
-                         f"{axis!r} for a tensor of shape {_shape(x)}.")
-    return ax, len(ax) == 2
-
-
-def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
-    """Vector or matrix norm, as ``tf.norm``.
-
-    ``axis`` None (the whole tensor as one vector), an int (vector norms along it) or a pair
-    (matrix norms). Vector ``ord``: 'euclidean', 1, 2, ``np.inf`` or any p > 0. Matrix
-    ``ord``: 'euclidean'/'fro', 1 (max column sum), ``np.inf`` (max row sum), 2 (the largest
-    singular value). As in TensorFlow, the euclidean norm of complex numbers is
-    ``sqrt(sum(x * conj(x)))`` in their dtype, and the gradient of the euclidean norm of a
-    zero vector is nan (use ``clip_by_norm`` or add an epsilon where that matters).
-
-    >>> import tapegrad as tf
-    >>> float(tf.norm([3.0, 4.0]))
-    5.0
-    """
-    x = _tensor(tensor)
-    if x.dtype.kind not in "fc":
-        raise TypeError(f"norm: input must be a floating tensor, got {x.dtype.name}.")
-    ax, is_matrix = _norm_axes(x, axis)
-    if isinstance(ord, bool):  # True == 1 in Python, but it is no norm order
-        raise ValueError(f"norm: ord={ord!r} is not a norm order.")
-    if is_matrix:
-        if ord not in _MATRIX_ORDS:
-            raise ValueError(f"norm: ord={ord!r} is not a supported matrix norm; use "
-                             "'euclidean', 'fro', 1, 2 or np.inf.")
-    elif not (ord in _VECTOR_ORDS or (isinstance(ord, numbers.Real) and ord > 0)):
-        hint = " ('fro' is a matrix norm: give axis as a pair)" if ord == "fro" else ""
-        raise ValueError(f"norm: ord={ord!r} is not a supported vector norm; use "
-                         f"'euclidean', 1, 2, np.inf or a number > 0{hint}.")
-    if ord in ("euclidean", "fro") or (ord == 2 and not is_matrix):
-        sq = x * math_ops.conj(x) if x.dtype.kind == "c" else x * x
-        out = math_ops.sqrt(math_ops.reduce_sum(sq, axis=ax, keepdims=True))
-    elif ord == 2:  # the largest singular value of the matrices over the two axes
-        from tapegrad.ops.decomp_ops import svd
-        rest = [i for i in range(x.ndim) if i not in ax]
-        s = svd(array_ops.transpose(x, rest + list(ax)), compute_uv=False)
-        kept = [1 if i in ax else d for i, d in enumerate(_shape(x))]
-        out = array_ops.reshape(math_ops.reduce_max(s, axis=-1), kept)
-    elif ord == 1 and is_matrix:       # max over columns of the column sums
-        sums = math_ops.reduce_sum(math_ops.abs(x), axis=ax[0], keepdims=True)
-        out = math_ops.reduce_max(sums, axis=ax[1], keepdims=True)
-    elif ord == np.inf and is_matrix:  # max over rows of the row sums
-        sums = math_ops.reduce_sum(math_ops.abs(x), axis=ax[1], keepdims=True)
-        out = math_ops.reduce_max(sums, axis=ax[0], keepdims=True)
-    elif ord == 1:
-        out = math_ops.reduce_sum(math_ops.abs(x), axis=ax, keepdims=True)
-    elif ord == np.inf:
-        out = math_ops.reduce_max(math_ops.abs(x), axis=ax, keepdims=True)
-    else:
-        p = float(ord)
-        out = math_ops.pow(math_ops.reduce_sum(math_ops.pow(math_ops.abs(x), p), axis=ax,
-                                               keepdims=True), 1.0 / p)
-    return out if keepdims else array_ops.squeeze(out, axis=list(ax))
-
-
-def normalize(tensor, ord="euclidean", axis=None, name=None):
-    """``(tensor / norm, norm)`` with ``norm = tf.norm(tensor, ord, axis, keepdims=True)``,
-    as ``tf.linalg.normalize`` (a zero norm gives NaN, as in TensorFlow).
-
-    >>> import tapegrad as tf
-    >>> [t.numpy().tolist() for t in tf.linalg.normalize([3.0, 4.0])]
-    [[0.6000000238418579, 0.800000011920929], [5.0]]
-    """
-    x = _tensor(tensor)
-    if x.dtype.kind not in "fc":  # TensorFlow's kernels refuse them
-        raise InvalidArgumentError(f"normalize: {x.dtype.name} is not in the list of allowed "
-                                   "types: half, float, double, complex64, complex128")
-    n = norm(x, ord, axis, keepdims=True)
-    n = array_ops.cast(n, x.dtype) if n.dtype != x.dtype else n
-    return x / n, n
-
-
-def clip_by_norm(t, clip_norm, axes=None, name=None):
-    """Rescale ``t`` so that its L2 norm over ``axes`` is at most ``clip_norm``.
-
-    >>> import tapegrad as tf
-    >>> tf.clip_by_norm([3.0, 4.0], 1.0).numpy().tolist()
-    [0.6000000238418579, 0.800000011920929]
-    """
-    t = _tensor(t)
-    c = array_ops.cast(clip_norm, t.dtype) if isinstance(clip_norm, Tensor) else clip_norm
-    l2sum = math_ops.reduce_sum(t * t, axis=axes, keepdims=True)
-    # as TensorFlow: a zero norm takes sqrt of a safe 1 so its gradient stays finite
-    pos = l2sum > 0
-    l2norm = math_ops.where(
-        pos, math_ops.sqrt(math_ops.where(pos, l2sum, array_ops.ones_like(l2sum))), l2sum)
-    return t * c / math_ops.maximum(l2norm, c)
