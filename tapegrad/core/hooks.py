@@ -26,7 +26,7 @@ class _NoSymbolicSizes:
 # by core/tensor.py's conversions)
 symbolic_sizes = _NoSymbolicSizes
 
-# ops/array_ops.py: ``stack(tensors)``, for convert_to_tensor of a list holding tensors
+# ops/shape_ops.py: ``stack(tensors)``, for convert_to_tensor of a list holding tensors
 stack = None
 
 # compile/derivative_cache.py: compiled reverse passes of repeated tapes; each returns None

@@ -1,7 +1,8 @@
 """User-facing operations. Derivative rules call these (as ``T.name``), so they nest.
 
 The modules: ``math_ops`` (elementwise, reductions), ``array_ops`` (shape, indexing,
-creation), ``linalg_ops``, ``nn_ops`` and ``random_ops``.
+creation, sorting: it gathers ``shape_ops``, ``indexing_ops``, ``creation_ops``, ``sort_ops``
+and ``logging_ops``), ``linalg_ops``, ``nn_ops`` and ``random_ops``.
 """
 from tapegrad.ops.math_ops import *  # noqa: F401,F403
 from tapegrad.ops.array_ops import *  # noqa: F401,F403

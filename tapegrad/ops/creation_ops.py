@@ -1,0 +1,141 @@
+"""Tensors made from shapes and values (no gradient, except linspace's): zeros, ones, fill,
+eye, range, linspace, one_hot."""
+import builtins
+
+import numpy as np
+
+from tapegrad.core import dtypes as _dt
+from tapegrad.core.dispatch import bind
+from tapegrad.core.tensor import Tensor, convert_to_tensor
+from tapegrad.core.tensor import full as _full
+from tapegrad.errors import InvalidArgumentError
+from tapegrad.ops._convert import axis1, static_shape, tensor
+from tapegrad.ops.shape_ops import broadcast_to, cast, concat, expand_dims, transpose
+
+__all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "range", "linspace",
+           "one_hot"]
+
+_wrap = Tensor._wrap
+
+
+def _dtype(dtype, default=_dt.float32):
+    return _dt.as_dtype(dtype) or default
+
+
+def zeros(shape, dtype=_dt.float32, name=None):
+    """A tensor of zeros.
+
+    >>> import tapegrad as tf
+    >>> tf.zeros([2]).numpy().tolist()
+    [0.0, 0.0]
+    """
+    return _full(static_shape(shape), 0, _dtype(dtype))
+
+
+def ones(shape, dtype=_dt.float32, name=None):
+    """A tensor of ones."""
+    return _full(static_shape(shape), 1, _dtype(dtype))
+
+
+def zeros_like(input, dtype=None, name=None):
+    """Zeros with the shape (and dtype) of ``input``."""
+    x = tensor(input)
+    return _full(x.shape, 0, _dt.as_dtype(dtype) or x.dtype)
+
+
+def ones_like(input, dtype=None, name=None):
+    """Ones with the shape (and dtype) of ``input``."""
+    x = tensor(input)
+    return _full(x.shape, 1, _dt.as_dtype(dtype) or x.dtype)
+
+
+def fill(dims, value, name=None):
+    """A tensor of shape ``dims`` filled with ``value``."""
+    v = convert_to_tensor(value)
+    return _full(static_shape(dims), v._value, v.dtype)
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=None):
+    """Identity matrices (optionally batched)."""
+    m = np.eye(int(num_rows), None if num_columns is None else int(num_columns),
+               dtype=_dtype(dtype))
+    if batch_shape is not None:
+        m = np.broadcast_to(m, tuple(static_shape(batch_shape)) + m.shape).copy()
+    return _wrap(m)
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):
+    """Like Python's range, as a tensor; int32 for ints, float32 for floats."""
+    if limit is None:
+        start, limit = 0, start
+    vals = [float(v) if isinstance(v, Tensor) and v.dtype.kind == "f" else
+            (int(v) if isinstance(v, Tensor) else v) for v in (start, limit, delta)]
+    if vals[2] == 0:
+        raise ValueError("range: delta must not be zero.")
+    if dtype is None:
+        dtype = _dt.float32 if any(isinstance(v, float) for v in vals) else _dt.int32
+    return _wrap(np.arange(*vals).astype(_dt.as_dtype(dtype)))
+
+
+def linspace(start, stop, num, name=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive, along a new
+    ``axis`` (``start`` and ``stop`` broadcast). TensorFlow's arithmetic: the inner values
+    are ``start + i * delta`` with ``delta = (stop - start) / (num - 1)`` in the inputs'
+    float dtype (integers divide as float64), the ends exactly ``start`` and ``stop``; it
+    differentiates with respect to both.
+
+    >>> import tapegrad as tf
+    >>> tf.linspace(0.0, 1.0, 5).numpy().tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> tf.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=1).numpy().tolist()
+    [[0.0, 0.5, 1.0], [1.0, 2.0, 3.0]]
+    """
+    start = convert_to_tensor(start)
+    stop = convert_to_tensor(stop, dtype=start.dtype)
+    n = int(num)
+    if n < 0:
+        raise InvalidArgumentError(f"Requires num >= 0: {n}")
+    shape = np.broadcast_shapes(tuple(start.shape), tuple(stop.shape))
+    ax = axis + len(shape) + 1 if axis < 0 else axis
+    first = expand_dims(broadcast_to(start, shape), ax)
+    last = expand_dims(broadcast_to(stop, shape), ax)
+    delta = (last - first) / max(n - 1, 1)  # true division: integers give float64
+    first, last = cast(first, delta.dtype), cast(last, delta.dtype)
+    steps = np.arange(1, max(n - 1, 1), dtype=np.dtype(delta.dtype))
+    inner = first + delta * _wrap(steps.reshape([-1 if a == ax else 1
+                                                 for a in builtins.range(len(shape) + 1)]))
+    out = concat([first, inner, last], axis=ax)
+    index = [builtins.slice(None)] * (len(shape) + 1)
+    index[ax] = builtins.slice(0, n)
+    return out[tuple(index)]
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):
+    """One-hot vectors of length ``depth``; indices outside [0, depth) give all off_value.
+
+    Composed of ``equal`` and ``where``, so it works on traced indices in ``tf.function``.
+    The dtype is ``dtype``, else on_value's (a Python int gives int32), else float32.
+
+    >>> import tapegrad as tf
+    >>> tf.one_hot([0, 2, -1], 3).numpy().tolist()
+    [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    """
+    from tapegrad.primitives import elementwise
+    i = tensor(indices)
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"Value for attr 'TI' of {i.dtype.name} is not in the list of allowed "
+                        "values: uint8, int8, int32, int64 (one_hot indices must be integers).")
+    dt = _dt.as_dtype(dtype)
+    if dt is None:
+        given = [convert_to_tensor(v) for v in (on_value, off_value) if v is not None]
+        dt = given[0].dtype if given else _dt.float32
+    on = convert_to_tensor(1 if on_value is None else on_value, dtype=dt)
+    off = convert_to_tensor(0 if off_value is None else off_value, dtype=dt)
+    hot = bind(elementwise.equal_p, expand_dims(i, -1), _wrap(np.arange(int(depth), dtype=i.dtype)))
+    out = bind(elementwise.where_p, hot, on, off)
+    if axis != -1:
+        a = axis1(axis, out.ndim, "one_hot")
+        perm = list(builtins.range(out.ndim - 1))
+        perm.insert(a, out.ndim - 1)
+        out = transpose(out, perm)
+    return out

@@ -1,0 +1,67 @@
+"""Sorting with TensorFlow's names: argsort, sort, top_k."""
+from tapegrad.core.dispatch import bind
+from tapegrad.ops._convert import axis1, tensor
+
+__all__ = ["argsort", "sort", "top_k"]
+
+
+def _direction(direction):
+    d = str(direction).upper()
+    if d not in ("ASCENDING", "DESCENDING"):
+        raise ValueError(f"direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
+    return d == "DESCENDING"
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    """Indices that sort ``values`` along ``axis`` (int32, no gradient).
+
+    >>> import tapegrad as tf
+    >>> tf.argsort([3.0, 1.0, 2.0]).numpy().tolist()
+    [1, 2, 0]
+    """
+    from tapegrad.primitives.sorting import argsort_p
+    x = tensor(values)
+    return bind(argsort_p, x, axis=axis1(axis, x.ndim, "argsort"),
+                descending=_direction(direction), stable=bool(stable))
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    """``values`` sorted along ``axis``; the gradient goes back to where each value came from.
+
+    >>> import tapegrad as tf
+    >>> tf.sort([3.0, 1.0, 2.0], direction="DESCENDING").numpy().tolist()
+    [3.0, 2.0, 1.0]
+    """
+    from tapegrad.primitives.sorting import take_along_axis_p
+    x = tensor(values)
+    a = axis1(axis, x.ndim, "sort")
+    idx = argsort(x, axis=a, direction=direction, stable=True)
+    return bind(take_along_axis_p, x, idx, axis=a)
+
+
+def top_k(input, k=1, sorted=True, name=None):
+    """The ``k`` largest entries of the last axis and their indices: ``(values, indices)``.
+
+    >>> import tapegrad as tf
+    >>> values, indices = tf.math.top_k([1.0, 5.0, 3.0], k=2)
+    >>> values.numpy().tolist(), indices.numpy().tolist()
+    ([5.0, 3.0], [1, 2])
+    """
+    from tapegrad.primitives.sorting import take_along_axis_p
+    x = tensor(input)
+    k = int(k)
+    if x.ndim == 0 or not 0 <= k <= x.shape[-1]:
+        raise ValueError(f"top_k: k={k} must be between 0 and the last dimension of a tensor "
+                         f"of shape {tuple(x.shape)}.")
+    idx = argsort(x, axis=-1, direction="DESCENDING", stable=True)[..., :k]
+    return TopKV2(bind(take_along_axis_p, x, idx, axis=x.ndim - 1), idx)
+
+
+class TopKV2(tuple):
+    """``(values, indices)`` with both names, as ``tf.math.top_k`` returns."""
+
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
