@@ -20,17 +20,16 @@ Inputs and weights are drawn here with NumPy (seeded); the tests rebuild the sam
 tapegrad, ``set_weights`` the same arrays and compare. The manifest is JSON inside the same
 ``.npz`` (read with ``allow_pickle=False``).
 """
-import json
 import os
 import pathlib
-import subprocess
 import sys
-import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
 import numpy as np  # noqa: E402
+
+from benchmarks import reference_parts  # noqa: E402
 
 OUT = (pathlib.Path(__file__).resolve().parent.parent / "tests" / "data"
        / "keras_reference_extra.npz")
@@ -300,29 +299,11 @@ PARTS = {"layers": ("jax", layer_cases), "fits": ("tensorflow", fit_cases),
          "multi_output": ("tensorflow", multi_output_case)}
 
 
-def run_part(part, out):
-    arrays, manifest = {}, {"layers": [], "fits": [], "masked": []}
-    PARTS[part][1](arrays, manifest)
-    arrays["manifest"] = np.array(json.dumps(manifest))
-    np.savez(out, **arrays)
+KEYS = ("layers", "fits", "masked")
 
 
 def main():
-    arrays, manifest = {}, {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for part, (backend, _) in PARTS.items():
-            out = os.path.join(tmp, part + ".npz")
-            subprocess.run([sys.executable, "-m", "benchmarks.keras_reference_extra", part,
-                            out], check=True, env={**os.environ, "KERAS_BACKEND": backend})
-            with np.load(out, allow_pickle=False) as data:
-                for k in data.files:
-                    if k != "manifest":
-                        arrays[k] = data[k]
-                for k, v in json.loads(str(data["manifest"])).items():
-                    manifest[k] = manifest.get(k, []) + v if isinstance(v, list) else v
-    arrays["manifest"] = np.array(json.dumps(manifest, sort_keys=True))
-    OUT.parent.mkdir(exist_ok=True)
-    np.savez_compressed(OUT, **arrays)
+    manifest = reference_parts.main("benchmarks.keras_reference_extra", PARTS, OUT, KEYS)
     print(f"wrote {OUT}: {len(manifest['layers'])} layers ({manifest['layers_backend']}), "
           f"{len(manifest['fits'])} fits, {len(manifest['masked'])} masked models "
           f"({manifest['fits_backend']})")
@@ -330,6 +311,6 @@ def main():
 
 if __name__ == "__main__":
     if len(sys.argv) == 3:
-        run_part(sys.argv[1], sys.argv[2])
+        reference_parts.run_part(PARTS, sys.argv[1], sys.argv[2], KEYS)
     else:
         main()

@@ -132,9 +132,13 @@ class RandomUniform(RandomInitializer):
         return {"minval": self.minval, "maxval": self.maxval, **super().get_config()}
 
 
-def compute_fans(shape):
-    """(fan_in, fan_out) of a weight shape; convolution kernels count their window."""
+def compute_fans(shape, input_axes=None, output_axes=None):
+    """(fan_in, fan_out) of a weight shape; convolution kernels count their window. Given
+    both ``input_axes`` and ``output_axes``, the products of those axes' sizes (Keras 3.15)."""
     shape = tuple(shape)
+    if input_axes is not None and output_axes is not None:
+        return (int(math.prod(shape[a] for a in input_axes)),
+                int(math.prod(shape[a] for a in output_axes)))
     if len(shape) < 1:
         return 1, 1
     if len(shape) == 1:
@@ -148,7 +152,8 @@ def compute_fans(shape):
 class VarianceScaling(RandomInitializer):
     """Random values with variance ``scale / n``, n the fan in, out or their average."""
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
+                 input_axes=None, output_axes=None):
         if scale <= 0.0:
             raise ValueError(f"Argument `scale` must be positive float. Received: scale={scale}")
         if mode not in {"fan_in", "fan_out", "fan_avg"}:
@@ -162,10 +167,11 @@ class VarianceScaling(RandomInitializer):
                              "'truncated_normal', 'untruncated_normal'}. Received: "
                              f"distribution={distribution}")
         self.scale, self.mode, self.distribution = scale, mode, distribution
+        self.input_axes, self.output_axes = input_axes, output_axes
         super().__init__(seed)
 
     def __call__(self, shape, dtype=None):
-        fan_in, fan_out = compute_fans(shape)
+        fan_in, fan_out = compute_fans(shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out,
              "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
@@ -182,15 +188,18 @@ class VarianceScaling(RandomInitializer):
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
-                **super().get_config()}
+                **super().get_config(), "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 def _scaling(name, scale, mode, distribution):
-    def __init__(self, seed=None):
-        VarianceScaling.__init__(self, scale, mode, distribution, seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        VarianceScaling.__init__(self, scale, mode, distribution, seed, input_axes,
+                                 output_axes)
 
     def get_config(self):
-        return {"seed": self._init_seed}
+        return {"seed": self._init_seed, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
     return type(name, (VarianceScaling,), {
         "__init__": __init__, "get_config": get_config,
         "__doc__": f"VarianceScaling(scale={scale}, mode='{mode}', "

@@ -241,6 +241,30 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     return _conv(x, w, 2, strides, padding, data_format, dilations, fn, lists_only=True)
 
 
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,
+                     data_format=None, dilations=None, name=None):
+    """``depthwise_conv2d`` then a pointwise (1 x 1) convolution, as TensorFlow's.
+
+    ``depthwise_filter`` is ``(KH, KW, C, M)``, ``pointwise_filter`` ``(1, 1, C * M, C_out)``.
+
+    >>> import tapegrad as tf
+    >>> tf.nn.separable_conv2d(tf.ones((1, 5, 5, 3)), tf.ones((3, 3, 3, 2)),
+    ...                        tf.ones((1, 1, 6, 4)), [1, 1, 1, 1], "VALID").shape
+    (1, 3, 3, 4)
+    """
+    p = tensor(pointwise_filter)
+    if p.ndim != 4:
+        raise ValueError(f"Shape must be rank 4 but is rank {p.ndim} for the pointwise "
+                         f"filter {list(p.shape)}")
+    if p.shape[0] != 1 or p.shape[1] != 1:
+        raise ValueError(f"Dimensions {p.shape[0]} and {p.shape[1]} of the pointwise filter "
+                         f"{list(p.shape)} are not compatible with 1")
+    depthwise = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format,
+                                 dilations)
+    return _conv(depthwise, p, 2, [1, 1, 1, 1], "VALID", data_format, None,
+                 "separable_conv2d")
+
+
 # ---- transposed convolution ------------------------------------------------------------------
 def _conv_transpose(input, filters, output_shape, d, strides, padding, data_format, dilations,
                     fn):

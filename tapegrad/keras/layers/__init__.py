@@ -3,7 +3,9 @@ from tapegrad.keras.layers.activation import ELU, LeakyReLU, ReLU, Softmax  # no
 from tapegrad.keras.layers.attention import EinsumDense, MultiHeadAttention  # noqa: F401
 from tapegrad.keras.layers.base import Layer  # noqa: F401
 from tapegrad.keras.layers.convolutional import (  # noqa: F401
-    Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose)
+    Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Convolution1D,
+    Convolution1DTranspose, Convolution2D, Convolution2DTranspose, Convolution3D,
+    Convolution3DTranspose)
 from tapegrad.keras.layers.core import (  # noqa: F401
     Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Lambda, Masking,
     Reshape)
@@ -12,17 +14,24 @@ from tapegrad.keras.layers.merging import (  # noqa: F401
     Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average,
     concatenate, maximum, minimum, multiply, subtract)
 from tapegrad.keras.layers.normalization import (  # noqa: F401
-    BatchNormalization, LayerNormalization)
+    BatchNormalization, GroupNormalization, LayerNormalization)
 from tapegrad.keras.layers.pooling import (  # noqa: F401
-    AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D,
-    MaxPooling1D, MaxPooling2D, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D)
+    AveragePooling1D, AveragePooling2D, AveragePooling3D, AvgPool1D, AvgPool2D, AvgPool3D,
+    MaxPool1D, MaxPool2D, MaxPool3D, MaxPooling1D, MaxPooling2D, MaxPooling3D,
+    GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D, GlobalMaxPooling1D,
+    GlobalMaxPooling2D, GlobalMaxPooling3D)
 from tapegrad.keras.layers.preprocessing import (  # noqa: F401
     Normalization, RandomFlip, Rescaling)
+from tapegrad.keras.layers.separable import (  # noqa: F401
+    DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D, SeparableConvolution1D,
+    SeparableConvolution2D)
 from tapegrad.keras.layers.recurrent import GRU, LSTM, Bidirectional, SimpleRNN  # noqa: F401
 from tapegrad.keras.layers.reshaping import (  # noqa: F401
     Permute, RepeatVector, UpSampling2D, ZeroPadding2D)
 from tapegrad.keras.layers.more_reshaping import (  # noqa: F401
     Cropping1D, Cropping2D, UpSampling1D, ZeroPadding1D)
 
-GlobalAvgPool2D = GlobalAveragePooling2D
-GlobalMaxPool2D = GlobalMaxPooling2D
+GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D = (
+    GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D)
+GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D = (
+    GlobalMaxPooling1D, GlobalMaxPooling2D, GlobalMaxPooling3D)

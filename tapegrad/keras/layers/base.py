@@ -96,6 +96,8 @@ class Layer(tf.Module):
         super().__init__(name=name or backend.unique_name(backend.to_snake_case(
             type(self).__name__)))
         self._trainable = trainable
+        if isinstance(dtype, dict):  # a serialized DTypePolicy (Keras's get_config)
+            dtype = dtype.get("config", {}).get("name")
         self._dtype = backend.standardize_dtype(getattr(dtype, "name", dtype))
         self._np_dtype = np.dtype(self._dtype)
         self.autocast = autocast

@@ -1,5 +1,5 @@
-"""Convolution layers: ``Conv1D``, ``Conv2D``, ``Conv2DTranspose``, on
-``tf.nn.convolution`` and ``tf.nn.conv2d_transpose``, with Keras 3's weight shapes and
+"""Convolution layers: ``Conv1D/2D/3D`` and their transposes ``Conv1D/2D/3DTranspose``, on
+``tf.nn.convolution`` and ``tf.nn.conv*d_transpose``, with Keras 3's weight shapes and
 output sizes. ``data_format='channels_first'`` takes ``(batch, channels, ...)`` inputs
 (the kernel keeps its shape, as in Keras).
 
@@ -26,6 +26,7 @@ def _tuple(value, rank, name):
 
 
 _NC_FORMATS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+_NL_FORMATS = {1: "NWC", 2: "NHWC", 3: "NDHWC"}
 
 
 class _Conv(Layer):
@@ -141,15 +142,25 @@ def deconv_output_length(length, kernel_size, padding, output_padding, stride, d
     return (length - 1) * stride + kernel_size - 2 * pad + output_padding
 
 
-class Conv2DTranspose(_Conv):
-    """The transpose (gradient) of a 2D convolution: upsamples by ``strides``."""
-    rank = 2
+class Conv3D(_Conv):
+    """3D convolution over ``(batch, depth, height, width, channels)``."""
+    rank = 3
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid", **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, **kwargs)
+
+
+class _ConvTranspose(_Conv):
+    """The transpose (gradient) of a convolution: upsamples by ``strides``."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid",
                  output_padding=None, **kwargs):
+        if str(padding).lower() == "causal":
+            raise ValueError("The `padding` argument must be one of 'valid', 'same'. "
+                             f"Received: padding={padding}")
         super().__init__(filters, kernel_size, strides=strides, padding=padding, **kwargs)
         self.output_padding = None if output_padding is None else _tuple(
-            output_padding, 2, "output_padding")
+            output_padding, self.rank, "output_padding")
         if self.output_padding is not None:
             for op, s in zip(self.output_padding, self.strides):
                 if op >= s:
@@ -160,19 +171,54 @@ class Conv2DTranspose(_Conv):
         return self.kernel_size + (self.filters, channels)
 
     def _convolve(self, inputs):
-        ops = self.output_padding or (None, None)
-        spatial = inputs.shape[2:4] if self._cf else inputs.shape[1:3]
-        h, w = (deconv_output_length(n, k, self.padding, op, s, d) for n, k, op, s, d in zip(
-            spatial, self.kernel_size, ops, self.strides, self.dilation_rate))
-        shape = ([inputs.shape[0], self.filters, h, w] if self._cf
-                 else [inputs.shape[0], h, w, self.filters])
-        return tf.nn.conv2d_transpose(inputs, self.kernel, shape, strides=list(self.strides),
-                                      padding=self.padding.upper(),
-                                      data_format="NCHW" if self._cf else "NHWC",
-                                      dilations=list(self.dilation_rate))
+        ops = self.output_padding or (None,) * self.rank
+        spatial = inputs.shape[2:] if self._cf else inputs.shape[1:-1]
+        sizes = [deconv_output_length(n, k, self.padding, op, s, d) for n, k, op, s, d in zip(
+            spatial, self.kernel_size, ops, self.strides, self.dilation_rate)]
+        shape = ([inputs.shape[0], self.filters] + sizes if self._cf
+                 else [inputs.shape[0]] + sizes + [self.filters])
+        op = (tf.nn.conv1d_transpose, tf.nn.conv2d_transpose, tf.nn.conv3d_transpose)[
+            self.rank - 1]
+        return op(inputs, self.kernel, shape, strides=list(self.strides),
+                  padding=self.padding.upper(),
+                  data_format=_NC_FORMATS[self.rank] if self._cf else _NL_FORMATS[self.rank],
+                  dilations=list(self.dilation_rate))
 
     def get_config(self):
-        return {**super().get_config(), "output_padding": self.output_padding}
+        config = {**super().get_config(), "output_padding": self.output_padding}
+        config.pop("groups")  # Keras's transposes have none
+        return config
 
 
-Convolution1D, Convolution2D, Convolution2DTranspose = Conv1D, Conv2D, Conv2DTranspose
+class Conv1DTranspose(_ConvTranspose):
+    """The transpose of a 1D convolution, over ``(batch, steps, channels)``."""
+    rank = 1
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,
+                 **kwargs):
+        super().__init__(filters, kernel_size, strides, padding, output_padding, **kwargs)
+
+
+class Conv2DTranspose(_ConvTranspose):
+    """The transpose of a 2D convolution, over ``(batch, height, width, channels)``."""
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, **kwargs):
+        super().__init__(filters, kernel_size, strides, padding, output_padding, **kwargs)
+
+
+class Conv3DTranspose(_ConvTranspose):
+    """The transpose of a 3D convolution (Keras's argument order: ``data_format`` before
+    ``output_padding``)."""
+    rank = 3
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+                 data_format=None, output_padding=None, **kwargs):
+        super().__init__(filters, kernel_size, strides, padding, output_padding,
+                         data_format=data_format, **kwargs)
+
+
+Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D
+Convolution1DTranspose, Convolution2DTranspose, Convolution3DTranspose = (
+    Conv1DTranspose, Conv2DTranspose, Conv3DTranspose)

@@ -146,3 +146,85 @@ class LayerNormalization(Layer):
             gamma = None if gamma is None else tf.reshape(gamma, self._bshape)
             beta = None if beta is None else tf.reshape(beta, self._bshape)
         return _normalize(inputs, mean, variance, gamma, beta, self.epsilon)
+
+
+class GroupNormalization(Layer):
+    """Normalises each sample over groups of channels (``groups=-1``: one channel a group,
+    instance normalisation; ``groups=1``: all of them, as ``LayerNormalization`` over the
+    non-batch axes). Keras's weight order: ``gamma``, then ``beta``.
+
+    >>> import numpy as np
+    >>> from tapegrad import keras
+    >>> gn = keras.layers.GroupNormalization(groups=2)
+    >>> y = gn(np.arange(16.0).reshape(2, 2, 4))
+    >>> [w.name for w in gn.weights], [round(float(v), 3) for v in np.ravel(y[0, :, :2])]
+    (['gamma', 'beta'], [-1.213, -0.728, 0.728, 1.213])
+    """
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
+                 **kwargs):
+        if not isinstance(groups, int) or (groups <= 0 and groups != -1):
+            raise ValueError("Received an invalid value for argument `groups`, expected a "
+                             "positive integer (or `-1` for instance normalization). "
+                             f"Received: groups={groups}")
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.autocast = False  # Keras: computes in the input's float dtype, returns its own
+        self.groups, self.axis, self.epsilon = groups, axis, epsilon
+        self.center, self.scale = center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+
+    def build(self, input_shape):
+        ndim = len(input_shape)
+        if not -ndim <= self.axis < ndim:
+            raise ValueError(f"Axis {self.axis} is out of bounds for input shape "
+                             f"{tuple(input_shape)}. Received: axis={self.axis}")
+        dim = input_shape[self.axis]
+        if dim is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined "
+                             "dimension but the layer received an input with shape "
+                             f"{tuple(input_shape)}.")
+        if self.groups == -1:
+            self.groups = dim  # as Keras: the config then names the channel count
+        if dim < self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the "
+                             f"number of channels ({dim}).")
+        if dim % self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the "
+                             f"number of channels ({dim}).")
+        self.input_spec = InputSpec(ndim=ndim, axes={self.axis: dim})
+        self.gamma = self.add_weight(name="gamma", shape=(dim,),
+                                     initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint) if self.scale else None
+        self.beta = self.add_weight(name="beta", shape=(dim,),
+                                    initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint) if self.center else None
+
+    def call(self, inputs):
+        inputs = self._floating(inputs)
+        shape = tuple(inputs.shape)
+        a = self.axis % len(shape)
+        g = self.groups
+        # the channel axis split into (groups, channels per group); the statistics of a
+        # sample's group are over every other axis but the batch
+        grouped = shape[:a] + (g, shape[a] // g) + shape[a + 1:]
+        x = tf.reshape(inputs, (-1,) + grouped[1:])
+        axes = [i for i in range(1, len(grouped)) if i != a]
+        mean, variance = tf.nn.moments(x, axes=axes, keepdims=True)
+        bshape = [1] * len(grouped)
+        bshape[a], bshape[a + 1] = g, shape[a] // g
+        gamma = None if self.gamma is None else tf.reshape(self.gamma, bshape)
+        beta = None if self.beta is None else tf.reshape(self.beta, bshape)
+        y = _normalize(x, mean, variance, gamma, beta, self.epsilon)
+        return tf.cast(tf.reshape(y, (-1,) + shape[1:]), self._dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "groups": self.groups, "axis": self.axis,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale}

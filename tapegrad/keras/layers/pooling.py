@@ -36,8 +36,8 @@ class _Pooling(Layer):
     def call(self, inputs):
         nc = self.data_format == "channels_first"
         return type(self).op(inputs, list(self.pool_size), list(self.strides),
-                             self.padding.upper(), ("NCW", "NCHW")[self.rank - 1] if nc else
-                             ("NWC", "NHWC")[self.rank - 1])
+                             self.padding.upper(), ("NCW", "NCHW", "NCDHW")[self.rank - 1] if nc
+                             else ("NWC", "NHWC", "NDHWC")[self.rank - 1])
 
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size,
@@ -73,13 +73,37 @@ class AveragePooling1D(_Pooling):
 class AveragePooling2D(_Pooling):
     def __init__(self, pool_size, strides=None, padding="valid", **kwargs):
         super().__init__(pool_size, strides, padding, **kwargs)
+
     @staticmethod
     def op(x, ksize, strides, padding, data_format):
         return tf.nn.avg_pool2d(x, ksize, strides, padding, data_format)
 
 
-MaxPool1D, MaxPool2D, AvgPool1D, AvgPool2D = (
-    MaxPooling1D, MaxPooling2D, AveragePooling1D, AveragePooling2D)
+class MaxPooling3D(_Pooling):
+    rank = 3
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", **kwargs):
+        super().__init__(pool_size, strides, padding, **kwargs)
+
+    @staticmethod
+    def op(x, ksize, strides, padding, data_format):
+        return tf.nn.max_pool3d(x, ksize, strides, padding, data_format)
+
+
+class AveragePooling3D(_Pooling):
+    rank = 3
+
+    def __init__(self, pool_size, strides=None, padding="valid", **kwargs):
+        super().__init__(pool_size, strides, padding, **kwargs)
+
+    @staticmethod
+    def op(x, ksize, strides, padding, data_format):
+        return tf.nn.avg_pool3d(x, ksize, strides, padding, data_format)
+
+
+MaxPool1D, MaxPool2D, MaxPool3D, AvgPool1D, AvgPool2D, AvgPool3D = (
+    MaxPooling1D, MaxPooling2D, MaxPooling3D, AveragePooling1D, AveragePooling2D,
+    AveragePooling3D)
 
 
 class _GlobalPooling(Layer):
@@ -138,3 +162,11 @@ class GlobalMaxPooling1D(_GlobalPooling):
 
 class GlobalMaxPooling2D(_GlobalPooling):
     rank, reduce = 2, tf.reduce_max
+
+
+class GlobalAveragePooling3D(_GlobalPooling):
+    rank, reduce = 3, tf.reduce_mean
+
+
+class GlobalMaxPooling3D(_GlobalPooling):
+    rank, reduce = 3, tf.reduce_max
