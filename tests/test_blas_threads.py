@@ -41,8 +41,14 @@ def test_work_model_reads_each_blas_primitive():
     assert not blas.is_threaded(4320) and blas.is_threaded(1 << 20)
 
 
+@pytest.fixture
+def one_call_probes(monkeypatch):
+    """Probes of one call each, so a known number of calls finishes a round."""
+    monkeypatch.setattr(blas, "PROBE_SECONDS", 0.0)
+
+
 @pytest.mark.parametrize("width", [16, 256])  # both sides of THREADED_WORK
-def test_same_numbers_in_both_modes_and_setting_restored(width):
+def test_same_numbers_in_both_modes_and_setting_restored(width, one_call_probes):
     g = _mlp_grad(width)
     x = tf.constant(np.random.default_rng(1).standard_normal((64, 32)).astype(np.float32))
     before = _numpy_threads()
@@ -58,7 +64,7 @@ def test_same_numbers_in_both_modes_and_setting_restored(width):
     threaded = blas.is_threaded(64 * width * width)
     assert hasattr(run, "blas_state") == threaded
     if threaded and not blas.user_decided():
-        assert run.blas_state["choice"] in (0, 1)  # it measured both and chose
+        assert run.blas_state["choice"] in (0, 1), run.blas_state  # it measured both, chose
 
 
 def test_user_setting_wins(monkeypatch):
@@ -147,7 +153,7 @@ def _differs_on_one_thread(a, b):
     return not np.array_equal(one, a @ b)
 
 
-def test_every_call_gives_the_eager_bits_whatever_the_threads():
+def test_every_call_gives_the_eager_bits_whatever_the_threads(one_call_probes):
     f, a, b = _wide_float64_product()
     eager = (a @ b).numpy()
     for _ in range(3 * blas.PROBES + 3):
@@ -180,7 +186,7 @@ def test_thread_invariance_is_checked_once_per_shape(monkeypatch):
     assert blas.thread_invariant(cf.program) is True and len(calls) == 1
 
 
-def test_a_transposed_operand_is_checked_in_its_layout():
+def test_a_transposed_operand_is_checked_in_its_layout(one_call_probes):
     # a @ w.T: BLAS sees w stored transposed, where OpenBLAS splits some shapes otherwise
     # than C-ordered ones (88 x 22 x 292 float64 on two threads, C-ordered the same bits)
     rng = np.random.default_rng(4)
@@ -189,3 +195,104 @@ def test_a_transposed_operand_is_checked_in_its_layout():
     eager = tf.matmul(a, w, transpose_b=True).numpy()
     for _ in range(3 * blas.PROBES + 3):
         np.testing.assert_array_equal(f(a, w).numpy(), eager)
+
+
+# ---- the choice, on a simulated clock: probes time runs of calls as a whole --------------
+class _Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def _policy(monkeypatch, single_times, default_times):
+    """An ``adaptive`` program on a simulated clock whose calls take the given times in
+    turn (seconds), per mode; the policy's own decision, free of this machine's load."""
+    for v in _ALL_VARS:
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setattr(blas, "_state", dict(blas._state, user=None))
+    if not blas._controllers():
+        pytest.skip("no BLAS controllable by threadpoolctl")
+    clock = _Clock()
+    monkeypatch.setattr(blas, "perf_counter", clock)
+    calls = {0: 0, 1: 0}
+
+    def fn():
+        mode = 1 if blas._state["depth"] else 0
+        times = single_times if mode else default_times
+        clock.t += times[calls[mode] % len(times)]
+        calls[mode] += 1
+        return mode
+    return blas.adaptive(fn), clock
+
+
+def _decide(run, limit=10_000):
+    for _ in range(limit):
+        run()
+        if run.blas_state["choice"] is not None:
+            return run.blas_state["choice"]
+    raise AssertionError("no choice")
+
+
+def test_a_probe_counts_the_slow_calls_a_median_call_hides(monkeypatch):
+    # two threads on a loaded machine: 9 calls of 0.2 ms, then one that waits 3 ms for a
+    # core; one thread: 0.3 ms each. The median call says two threads, the time says one.
+    run, _ = _policy(monkeypatch, [3e-4], [2e-4] * 9 + [3e-3])
+    assert _decide(run) == 1
+    single, default = run.blas_state["times"]
+    assert len(single) == len(default) == blas.PROBES  # within EARLY: the whole round
+    assert all(3e-4 < t < blas.EARLY * 3e-4 for t in default)
+    assert all(t == pytest.approx(3e-4) for t in single)
+
+
+@pytest.mark.parametrize("slower", [0, 1])  # the slower mode: two threads, or one
+@pytest.mark.parametrize("factor, probes", [(2.9, blas.PROBES), (3.1, 1)])  # EARLY's sides
+def test_a_mode_far_slower_ends_the_round_early(monkeypatch, slower, factor, probes):
+    fast, slow = [1e-3], [factor * 1e-3]
+    run, _ = _policy(monkeypatch, slow if slower else fast, fast if slower else slow)
+    assert _decide(run) == 1 - slower
+    single, default = run.blas_state["times"]
+    assert len(single) == len(default) == probes
+
+
+def test_a_probe_lasts_probe_seconds_and_at_least_one_call(monkeypatch):
+    run, _ = _policy(monkeypatch, [1e-4], [2 * blas.PROBE_SECONDS])  # default: 1 call a probe
+    n = 0
+    while not run.blas_state["times"][0]:
+        assert run() == 1  # the first probe is on one thread, all its calls
+        n += 1
+    assert n - 2 <= blas.PROBE_SECONDS / 1e-4 <= n and n > 10  # (sums of 1e-4 round)
+    assert run.blas_state["times"] == ([pytest.approx(1e-4)], [])
+    assert run() == 0 and run.blas_state["times"][1] == [2 * blas.PROBE_SECONDS]
+
+
+@pytest.mark.parametrize("ratio, choice", [(0.90, 0), (0.94, 0), (0.96, 1), (1.0, 1),
+                                           (1.5, 1)])
+def test_two_threads_only_when_faster_by_the_margin(monkeypatch, ratio, choice):
+    # both sides of MARGIN (0.05): two threads at 0.94x of one win, at 0.96x they do not
+    assert blas.MARGIN == 0.05
+    run, _ = _policy(monkeypatch, [1e-3], [ratio * 1e-3])
+    assert _decide(run) == choice
+
+
+def test_a_choice_holds_then_is_probed_again(monkeypatch):
+    run, clock = _policy(monkeypatch, [1e-3], [5e-4])
+    assert _decide(run) == 0
+    state = run.blas_state
+    assert state["hold"] >= blas.REPROBE_SECONDS
+    assert state["hold"] >= blas.REPROBE_RATIO * (state["since"] - state["started"])
+    until = state["since"] + state["hold"]
+    while clock.t < until:
+        assert run() == 0 and state["choice"] == 0
+    run()  # past the hold: a new round starts with a probe on one thread
+    assert state["choice"] is None and state["times"] == ([], [])
+    assert state["probe"][0] == 1
+
+
+def test_the_hold_grows_with_a_slow_round(monkeypatch):
+    # 0.1 s calls: a round takes 2 * PROBES calls; its choice holds REPROBE_RATIO rounds
+    run, _ = _policy(monkeypatch, [0.1], [0.2])
+    assert _decide(run) == 1
+    state = run.blas_state
+    assert state["hold"] == pytest.approx(blas.REPROBE_RATIO * 2 * blas.PROBES * 0.15)

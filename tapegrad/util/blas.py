@@ -8,8 +8,21 @@ slower. Which case holds is a fact about the machine at run time, not about the 
 each compiled program that makes BLAS calls big enough to be threaded
 (``THREADED_WORK`` multiply-adds) times itself: its first calls alternate between NumPy's
 BLAS on one thread and the library's default, it keeps the faster, and it probes again
-every ``REPROBE_CALLS`` calls or ``REPROBE_SECONDS`` seconds, so it follows a machine that
-gets busy or quiet. Switching costs about a microsecond (``threadpoolctl``).
+after ``REPROBE_SECONDS`` (at least ``REPROBE_RATIO`` times as long as a round of probes
+took), so it follows a machine that gets busy or quiet. Switching costs about a
+microsecond (``threadpoolctl``).
+
+A probe is a run of calls in one mode lasting ``PROBE_SECONDS`` (at least one call), timed
+as a whole: what counts is the time of many calls, not that of a typical one. On a loaded
+machine most calls on two threads are as fast as on one or faster, but one in ten or so
+waits a whole time slice (10-20 ms) for the second core: the median call on two threads
+of W7's 0.3 ms gradient was 0.8x the one-thread median while 20 ms of its calls took 3-13x
+as long as on one thread. The mode of the smaller median over ``PROBES`` probes each wins;
+two threads only where they are faster by ``MARGIN`` (they take twice the CPU time, and a
+gain within the noise is none). Where every probe of one mode took ``EARLY`` times as long
+as every probe of the other, the round ends there: on a machine whose cores are all busy one
+call on two threads can take 100-400x as long (W7's gradient: 50-380 ms against 0.5-2.5 ms),
+and a round of three such probes cost more than the next two seconds saved.
 
 OpenBLAS's results for some shapes depend on its thread count in the last bit (it splits the
 output among threads, and the split moves the blocks' edges: most float64 GEMMs with a wide
@@ -37,9 +50,12 @@ import threading
 from time import perf_counter
 
 THREADED_WORK = 1 << 18  # multiply-adds from which OpenBLAS starts its threads
-PROBES = 3               # timed calls of each mode per round
-REPROBE_CALLS = 500
-REPROBE_SECONDS = 2.0
+PROBES = 3               # timed probes of each mode per round
+PROBE_SECONDS = 0.004    # calls of one mode timed together: one probe
+MARGIN = 0.05            # two threads must be this much faster than one
+EARLY = 3.0              # every probe of a mode this many times slower: decided at once
+REPROBE_SECONDS = 2.0    # a choice holds this long ...
+REPROBE_RATIO = 50       # ... and at least this many times its round of probes
 _USER_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 _lock = threading.Lock()
@@ -140,8 +156,10 @@ def adaptive(fn, program=None):
     BLAS calls give the same bits either way (``thread_invariant``; without a ``program``
     it is not checked). Nested calls and threads are safe: the first caller in sets one
     thread, the last one out restores the setting."""
-    state = {"choice": None, "times": ([], []), "calls": 0, "since": 0.0,
-             "invariant": None if program is not None else True}
+    # times: the per-call time of each finished probe, (one thread, default); probe: the
+    # running one, [mode, seconds, calls]; hold: how long the choice made at ``since`` holds
+    state = {"choice": None, "times": ([], []), "probe": None, "started": 0.0,
+             "since": 0.0, "hold": 0.0, "invariant": None if program is not None else True}
 
     def run(*args):
         if user_decided():
@@ -157,9 +175,7 @@ def adaptive(fn, program=None):
                 return fn(*args)
         choice = state["choice"]
         if choice is not None:
-            state["calls"] += 1
-            if state["calls"] < REPROBE_CALLS and perf_counter() - state["since"] < \
-                    REPROBE_SECONDS:
+            if perf_counter() - state["since"] < state["hold"]:
                 if choice == 0:
                     return fn(*args)
                 _set_single(libs)
@@ -168,8 +184,13 @@ def adaptive(fn, program=None):
                 finally:
                     _restore(libs)
             state["choice"], state["times"] = None, ([], [])
-        single, default = state["times"]
-        mode = 1 if len(single) <= len(default) else 0
+        probe = state["probe"]
+        if probe is None:
+            single, default = state["times"]
+            if not single and not default:
+                state["started"] = perf_counter()
+            probe = state["probe"] = [1 if len(single) <= len(default) else 0, 0.0, 0]
+        mode = probe[0]
         if mode:
             _set_single(libs)
         t0 = perf_counter()
@@ -179,14 +200,37 @@ def adaptive(fn, program=None):
             dt = perf_counter() - t0
             if mode:
                 _restore(libs)
-            (single if mode else default).append(dt)
-            if len(default) >= PROBES and len(single) >= PROBES:
-                state["choice"] = int(sorted(single)[PROBES // 2] < sorted(default)[PROBES // 2])
-                state["calls"], state["since"] = 0, perf_counter()
+            probe[1] += dt
+            probe[2] += 1
+            if probe[1] >= PROBE_SECONDS:
+                _finish_probe(state, probe)
 
     run.__wrapped__ = fn
     run.blas_state = state  # for tests and diagnostics
     return run
+
+
+def _finish_probe(state, probe):
+    if state["probe"] is not probe:  # another thread finished it
+        return
+    state["probe"] = None
+    mode, seconds, calls = probe
+    single, default = state["times"]
+    (single if mode else default).append(seconds / calls)
+    if not (single and default):
+        return
+    if min(default) > EARLY * max(single):  # threads waiting for busy cores: no more of them
+        choice = 1
+    elif min(single) > EARLY * max(default):
+        choice = 0
+    elif len(single) >= PROBES and len(default) >= PROBES:
+        one, two = sorted(single)[PROBES // 2], sorted(default)[PROBES // 2]
+        choice = 0 if two < (1 - MARGIN) * one else 1
+    else:
+        return
+    now = perf_counter()
+    state["choice"], state["since"] = choice, now
+    state["hold"] = max(REPROBE_SECONDS, REPROBE_RATIO * (now - state["started"]))
 
 
 def program_work(program):
