@@ -159,13 +159,13 @@ def matmul_2d(a, b, out=None):
     if not fb.c_contiguous:
         if not fb.f_contiguous:
             b = xp.ascontiguousarray(b)
+        elif small_matrix(b):  # tested first: a small matrix is never large, and it is cheap
+            b = xp.ascontiguousarray(b)
         elif a.ndim == 2 and b.ndim == 2 and few_rows_large_matrix(a, b):
             if out is None:
                 return xp.ascontiguousarray((b.T @ a.T).T)
             out[...] = (b.T @ a.T).T
             return out
-        elif small_matrix(b):
-            b = xp.ascontiguousarray(b)
     if a.size * b.shape[1] > SMALL_GEMM and a.ndim == 2 and b.flags.c_contiguous and \
             row_blocked(a, b):
         return matmul_rows(a, b, out)

@@ -29,6 +29,7 @@ _EXACT = {2.0: recycling(xp.square, xp.square), 0.5: recycling(xp.sqrt, xp.sqrt)
 _EXPONENTS = tuple(sorted(_EXACT))
 _EXPONENT_ARRAY = np.array(_EXPONENTS)
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_FLOAT_SCALARS = (np.float32, np.float64)
 
 
 def exact_power(x, y):
@@ -43,6 +44,10 @@ def exact_power(x, y):
     >>> bool((exact_power(x, y) == np.power(x, np.float32(0.5))).all())
     True
     """
+    ty = type(y)
+    if ty is type(x) and ty in _FLOAT_SCALARS:  # two NumPy scalars of one float dtype
+        op = _EXACT.get(y)  # (a scalar optimizer's b ** t, each step)
+        return xp.power(x, y) if op is None else op(x)
     n = getattr(y, "size", 1)
     if n == 1:
         op = _EXACT.get(y.item() if hasattr(y, "item") else y)

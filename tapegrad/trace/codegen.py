@@ -63,10 +63,11 @@ from tapegrad.trace.blocking import Region, regions, render_region, schedule
 from tapegrad.trace.emit_forms import (fast_form, matmul_into, merged_rows, merged_rows_form,
                                        out_arg, ufunc_of)
 from tapegrad.trace.fusion import Chain, fused_order, render_chain, stacked
-from tapegrad.trace.lanes import Group, joined, render_group
+from tapegrad.trace.lanes import Group, joined, render_group, spare
 from tapegrad.trace import kept
 from tapegrad.trace.reuse import MATMUL, plan
 from tapegrad.ir.core import NameGen, frozen_array
+from tapegrad.primitives.power import exact_power
 from tapegrad.ir.names import line_values, usable, value_names
 from tapegrad.util import buffers
 from tapegrad.util.blas import adaptive, is_threaded, program_work
@@ -76,7 +77,7 @@ from tapegrad.util.blas import adaptive, is_threaded, program_work
 # keyword ``out=``, whose parsing ate the gain below ~256 elements); W6's forward pass,
 # 20 multiplies in place: 0.95x the step.
 
-FUSED_HELPERS = {"joined": joined, "stacked": stacked}
+FUSED_HELPERS = {"joined": joined, "spare": spare, "stacked": stacked}
 # Primitives whose generated code always returns a new array (never a view of an input).
 _counter = itertools.count()
 
@@ -287,6 +288,29 @@ def _array_constants(program):
     return {n for n, ok in uses.items() if ok}
 
 
+def _scalar_inputs(program, plain):
+    """The 0-d float32/float64 inputs that only scalar arithmetic reads: equations emitted
+    on their own (``plain``), ufuncs (and ``exact_power``, the same on a 0-d array or a
+    scalar exponent) with 0-d results. They are read as NumPy scalars at
+    entry: NumPy's scalar arithmetic gives the 0-d ufunc's values (one IEEE operation of
+    the dtype) without the ufunc machinery (~0.1 us against ~0.9 us an operation), as an
+    eager 0-d variable's snapshot does (``core/tensor.py``). Not for integers: scalar
+    arithmetic reports an overflow the ufunc does not."""
+    eqs = program.equations
+    cands = {v.name: v for v in program.inputs + program.captures
+             if v.ndim == 0 and v.dtype in (np.dtype(np.float32), np.dtype(np.float64))}
+    for v in list(program.outputs) + [v for _, v in program.updates]:
+        cands.pop(v.name, None)
+    for k, e in enumerate(eqs):
+        scalar = k in plain and (ufunc_of(e.prim) is not None or e.prim.impl is exact_power) \
+            and all(o.ndim == 0 for o in e.outs)
+        if not scalar:
+            for v in e.inputs:
+                cands.pop(v.name, None)
+    return [v for v in program.inputs + program.captures if v.name in cands
+            and any(v.name == x.name for e in eqs for x in e.inputs)]
+
+
 def _rename(program, taken):
     """The values' names (``ir/names.py``: the user's where the tracer learned them, else
     the IR's), the same the printed program shows. Argument names are checked; names in
@@ -415,6 +439,10 @@ def generate(program, fn_name=None, donated=()):
         ns[keep], ns[make] = [], functools.partial(kept.new_set, lay.entries)
         slot_names = [gen("_k") for _ in lay.entries]
         body += kept.prologue(keep, make, held, slot_names)
+    for v in _scalar_inputs(program, {k for k in order if isinstance(k, int)}):
+        name = ren[v.name]
+        body.append(f"    if {name}.__class__ is np.ndarray:  # 0-d, read by scalar arithmetic")
+        body.append(f"        {name} = {name}[()]")
     comments = _source_comments(program, ren)
     for item in order:
         first = item.eqs[0] if isinstance(item, Region) else \
