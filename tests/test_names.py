@@ -287,7 +287,8 @@ RANDOM_SEED_MODULES = {
     "keras/initializers.py": "initializers' seed", "keras/backend.py": "the global generator",
     "keras/utils.py": "set_random_seed", "keras/layers/core.py": "Dropout(seed=)",
     "keras/random.py": "keras.random's SeedGenerator", "keras/layers/preprocessing.py":
-    "RandomFlip(seed=)", "keras/layers/attention.py": "MultiHeadAttention(seed=)",
+    "RandomFlip(seed=)", "keras/layers/image_augmentation.py": "the random layers' seed",
+    "keras/layers/image_resizing.py": "RandomCrop(seed=)", "keras/layers/attention.py": "MultiHeadAttention(seed=)",
     "keras/layers/recurrent.py": "LSTM(seed=), Keras's argument",
     "testing.py": "the random points of the gradient checks",
     "demo.py": "the demo networks' random weights",

@@ -9,6 +9,9 @@ from tapegrad.keras.layers.convolutional import (  # noqa: F401
 from tapegrad.keras.layers.core import (  # noqa: F401
     Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Lambda, Masking,
     Reshape)
+from tapegrad.keras.layers.image_augmentation import (  # noqa: F401
+    RandomBrightness, RandomContrast, RandomRotation, RandomTranslation, RandomZoom)
+from tapegrad.keras.layers.image_resizing import CenterCrop, RandomCrop, Resizing  # noqa: F401
 from tapegrad.keras.layers.input_spec import InputSpec  # noqa: F401
 from tapegrad.keras.layers.merging import (  # noqa: F401
     Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average,

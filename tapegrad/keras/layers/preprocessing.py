@@ -157,8 +157,10 @@ class Normalization(Layer):
 
 class RandomFlip(Layer):
     """While training (its default, as in Keras), flips each image left-right
-    (``"horizontal"``), upside down (``"vertical"``) or both, each with probability 1/2;
-    at inference the images pass unchanged."""
+    (``"horizontal"``), upside down (``"vertical"``) or, for
+    ``"horizontal_and_vertical"``, both at once (Keras 3.15 draws one coin per image for
+    both axes), each with probability 1/2; at inference the images pass unchanged.
+    The output is in the layer's dtype, as Keras casts."""
 
     def __init__(self, mode="horizontal_and_vertical", seed=None, data_format=None,
                  **kwargs):
@@ -172,17 +174,20 @@ class RandomFlip(Layer):
 
     def call(self, inputs, training=True):
         x = tf.convert_to_tensor(inputs)
+        if len(x.shape) not in (3, 4):
+            raise ValueError("Expected image tensor to have rank 3 (single image) or 4 "
+                             f"(batch of images). Received: data.shape={tuple(x.shape)}")
+        x = tf.cast(x, self._dtype)
         if not training:
             return x
         batched = len(x.shape) == 4
         images = x if batched else tf.expand_dims(x, 0)
         rows, cols = (2, 3) if self.data_format == "channels_first" else (1, 2)
         n = images.shape[0]
+        flip = tf.reshape(tf.random.uniform([n], seed=self._draw()) <= 0.5, [n, 1, 1, 1])
         for axis, on in ((cols, self.mode != "vertical"), (rows, self.mode != "horizontal")):
             if on:
-                flip = tf.random.uniform([n], seed=self._draw()) < 0.5
-                images = tf.where(tf.reshape(flip, [n, 1, 1, 1]),
-                                  tf.reverse(images, [axis]), images)
+                images = tf.where(flip, tf.reverse(images, [axis]), images)
         return images if batched else images[0]
 
     def _draw(self):
