@@ -2,6 +2,7 @@
 from tapegrad.keras.layers.activation import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
 from tapegrad.keras.layers.attention import EinsumDense, MultiHeadAttention  # noqa: F401
 from tapegrad.keras.layers.base import Layer  # noqa: F401
+from tapegrad.keras.layers.categorical import CategoryEncoding, Discretization  # noqa: F401
 from tapegrad.keras.layers.convolutional import (  # noqa: F401
     Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Convolution1D,
     Convolution1DTranspose, Convolution2D, Convolution2DTranspose, Convolution3D,
