@@ -38,6 +38,7 @@ from tapegrad import math, nn, linalg, random, autodiff  # noqa: F401
 from tapegrad.util import nest  # noqa: F401
 from tapegrad.compile import TensorSpec, function  # noqa: F401
 from tapegrad.control_flow.ops import cond, while_loop  # noqa: F401
+from tapegrad import autograph  # noqa: F401  (tf.autograph)
 from tapegrad import saved  # noqa: F401
 from tapegrad import sparsity  # noqa: F401
 from tapegrad.drawing import draw  # noqa: F401  (tf.draw: pictures of tapes and programs)

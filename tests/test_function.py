@@ -469,7 +469,7 @@ def test_vmap_of_a_compiled_function():
 
 # ---- Python control flow and escaped tensors --------------------------------------------
 def test_python_if_on_a_symbolic_tensor_names_the_line():
-    @tf.function
+    @tf.function(autograph=False)  # converted, it is a cond (tests/test_autograph.py)
     def f(x):
         if tf.reduce_sum(x) > 0:   # the offending line
             return x
@@ -483,7 +483,7 @@ def test_python_if_on_a_symbolic_tensor_names_the_line():
 
 
 def test_python_while_and_scalar_conversions_raise():
-    @tf.function
+    @tf.function(autograph=False)
     def f(x):
         while x < 10.0:
             x = x * 2.0

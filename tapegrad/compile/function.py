@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from tapegrad import config
+from tapegrad import autograph, config
 from tapegrad.compile.concrete import ConcreteFunction
 from tapegrad.compile.lru import LRU
 from tapegrad.compile import signature
@@ -42,6 +42,8 @@ LEAKY_TRACES = 3  # symbolic traces that leaked a size before a signature is tra
 
 class Function:
     """A Python function compiled per input signature (see ``tapegrad.function``)."""
+
+    autograph = True  # trace the function converted by tapegrad/autograph (if/while/for)
 
     def __init__(self, fn, input_signature=None, reduce_retracing=False, jit_compile=None):
         functools.update_wrapper(self, fn)
@@ -85,6 +87,7 @@ class Function:
             pass
         bound = make_function(types.MethodType(self.python_function, obj),
                               self.input_signature, self.reduce_retracing, self.jit_compile)
+        bound.autograph = self.autograph
         try:
             self._bound[obj] = bound
         except TypeError:  # not weak-referenceable: the caller gets a fresh cache each time
@@ -97,7 +100,7 @@ class Function:
 
     def _call(self, args, kwargs):
         if STATE.stack.tracers:  # a nested tapegrad.function inside a trace is inlined
-            return self.python_function(*args, **kwargs)
+            return autograph.traced_function(self)(*args, **kwargs)
         cf, leaves = self._lookup(args, kwargs)
         if cf.custom_gradient_dropped and STATE.stack.recorders:
             # the program holds a tf.custom_gradient's forward operations only: a tape
@@ -203,7 +206,7 @@ class Function:
                 next(names)
         args_s, kwargs_s = rebuild((args, kwargs), iter(sym))
         with tracing(builder):
-            out = self.python_function(*args_s, **kwargs_s)
+            out = autograph.traced_function(self)(*args_s, **kwargs_s)
             out_leaves, tensors = [], []
             walk(out, out_leaves)
             kinds = []
@@ -453,10 +456,10 @@ def function(fn=None, *, input_signature=None, reduce_retracing=False, jit_compi
     """
     if experimental_relax_shapes is not None:
         reduce_retracing = reduce_retracing or bool(experimental_relax_shapes)
-    del autograph  # tapegrad never rewrites Python control flow (see tapegrad.cond)
-
     def wrap(f):
         if not callable(f):
             raise TypeError(f"tapegrad.function expects a callable, got {f!r}")
-        return make_function(f, input_signature, reduce_retracing, jit_compile)
+        g = make_function(f, input_signature, reduce_retracing, jit_compile)
+        g.autograph = bool(autograph)  # convert tensor control flow (tapegrad/autograph/)
+        return g
     return wrap if fn is None else wrap(fn)

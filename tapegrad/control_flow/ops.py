@@ -257,12 +257,17 @@ def _staged_while(cond, body, state, n_max):
     if len(c_flat) != 1 or c_flat[0].dtype != np.bool_ or tuple(c_flat[0].shape) != ():
         raise TypeError("tapegrad.while_loop: cond must return a boolean scalar, got "
                         f"{[(t.dtype.name, tuple(t.shape)) for t in c_flat]}.")
-    bprog, b_ext, b_tree, _ = trace.trace(
-        on_state(lambda s: _body_result(_call(body, s), s)), types, "while_body")
+    bprog, b_ext, b_tree, _, assigned = trace.trace(
+        on_state(lambda s: _body_result(_call(body, s), s)), types, "while_body", updates=True)
     _same_types(b_tree, state, "while_loop", "body's result", "loop_vars")
     extras = trace.union(c_ext, b_ext)
     n = len(init)
-    csub = make_subprogram(trace.align(cprog, n, c_ext, extras))
-    bsub = make_subprogram(trace.align(bprog, n, b_ext, extras))
+    cprog, bprog = trace.align(cprog, n, c_ext, extras), trace.align(bprog, n, b_ext, extras)
+    if assigned:  # variables the body assigns are loop variables too, assigned after the loop
+        cprog, bprog, extras = trace.carried(cprog, bprog, n, extras, assigned)
+        init = init + [v.read_value() for v in assigned]
+    csub, bsub = make_subprogram(cprog), make_subprogram(bprog)
     finals = trace.run_loop(init, [trace.outer_value(e) for e in extras], csub, bsub, n_max)
-    return nest.pack_sequence_as(state, finals)
+    for v, value in zip(assigned, finals[n:]):
+        v.assign(value)
+    return nest.pack_sequence_as(state, finals[:n])

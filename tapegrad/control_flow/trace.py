@@ -51,7 +51,7 @@ def _as_tensor(x):
     return x if isinstance(x, Tensor) else convert_to_tensor(x)
 
 
-def trace(fn, in_types, name, bundle=False, lift_concrete=None):
+def trace(fn, in_types, name, bundle=False, lift_concrete=None, updates=False):
     """Trace ``fn`` on symbolic arguments of ``in_types``.
 
     Returns ``(program, extras, tree, flat)``: the program (explicit inputs, then one per
@@ -59,6 +59,8 @@ def trace(fn, in_types, name, bundle=False, lift_concrete=None):
     With ``bundle`` the program's outputs are the dtype groups of the leaves, packed.
     ``lift_concrete`` defaults to "a tape or accumulator is active"; the rules pass False
     for programs that are pure functions of their inputs (and so can be cached).
+    With ``updates``, ``tf.Variable`` s that ``fn`` assigns are allowed: a fifth value lists
+    them, and the program has one more output per variable, its value at the end.
     """
     if lift_concrete is None:
         lift_concrete = bool(STATE.stack.recorders)
@@ -72,13 +74,18 @@ def trace(fn, in_types, name, bundle=False, lift_concrete=None):
             outs = [pack([flat[i] for i in idx])
                     for idx in dtype_groups([(t.shape, t.dtype) for t in flat])]
         prog = b.build(outs)
+    assigned = [b.variables[i] for i, _ in prog.updates]
+    if prog.updates and updates:
+        prog = prog.replace(outputs=prog.outputs + tuple(v for _, v in prog.updates),
+                            updates=())
     if prog.updates:
         raise NotImplementedError(
             "Assigning a tf.Variable inside a traced tapegrad.cond branch or while_loop body "
             "is not supported; return the new value and assign it after the control flow.")
     extras = [t for t, _ in b.outer.values()] + list(b.variables)
     inputs = prog.inputs + tuple(v for _, v in b.outer.values()) + prog.captures
-    return prog.replace(inputs=inputs, captures=()), extras, tree, flat
+    prog = prog.replace(inputs=inputs, captures=())
+    return (prog, extras, tree, flat, assigned) if updates else (prog, extras, tree, flat)
 
 
 def union(*lists):
@@ -102,6 +109,20 @@ def align(program, n, extras, everything):
         v = own.get(id(e))
         ins.append(v if v is not None else Var(names("u"), tuple(e.shape), np.dtype(e.dtype)))
     return program.replace(inputs=tuple(ins))
+
+
+def carried(cond, body, n, extras, assigned):
+    """A loop whose body assigns the variables ``assigned`` (its last outputs, in order),
+    made into one whose loop variables are its ``n`` and then those variables' values: the
+    variables' inputs move from the extras to the state. Returns ``(cond, body, extras)``."""
+    moved = [next(k for k, e in enumerate(extras) if e is v) for v in assigned]
+    rest = [k for k in range(len(extras)) if k not in moved]
+
+    def order(p):
+        ins = p.inputs
+        return ins[:n] + tuple(ins[n + k] for k in moved) + tuple(ins[n + k] for k in rest)
+    return (cond.replace(inputs=order(cond)), body.replace(inputs=order(body)),
+            [extras[k] for k in rest])
 
 
 def outer_value(e):

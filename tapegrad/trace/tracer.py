@@ -97,9 +97,12 @@ class SymbolicTensor(Tensor):
         raise OperatorNotAllowedInGraphError(
             f"Using a symbolic tensor as a Python bool is not allowed inside tapegrad.function "
             f"(at {where}: {line!r}): its value is only known when the compiled program runs. "
-            "Python `if` and `while` are run once, at tracing time. Use "
-            "tapegrad.cond(pred, true_fn, false_fn) instead of `if`, and "
-            "tapegrad.while_loop(cond, body, loop_vars) instead of `while`.")
+            "tapegrad.function converts Python `if`/`while`/`for` on symbolic tensors "
+            "(AutoGraph) where it can read the function's source; here the code was not "
+            "converted (autograph=False, do_not_convert, a lambda, or no source), so Python "
+            "runs it once, at tracing time. Use tapegrad.cond(pred, true_fn, false_fn) "
+            "instead of `if`, and tapegrad.while_loop(cond, body, loop_vars) instead of "
+            "`while`.")
 
     def _scalar(self, kind):
         where, line = user_location()
