@@ -436,6 +436,15 @@ def test_autograph_false_and_do_not_convert_keep_the_error():
     assert tf.autograph.to_graph(raw) is raw
 
 
+def test_lambdas_are_converted():
+    fs = [tf.function(lambda x: x * 2.0), tf.function(lambda x: x if x > 0 else x * 0.0)]
+    one, minus_one = tf.constant(np.float64(1.0)), tf.constant(np.float64(-1.0))
+    assert float(fs[0](one)) == 2.0 and float(fs[1](one)) == 1.0
+    assert np.signbit(fs[1](minus_one).numpy())  # -1 * 0.0 is -0.0
+    both = tf.function(lambda x, y=2.0: x > 0 and y > 0)
+    assert bool(both(one)) and not bool(both(minus_one))
+
+
 def test_to_code_and_to_graph():
     code = tf.autograph.to_code(helper)
     assert "ag__.if_stmt" in code and "def helper(x):" in code
@@ -547,3 +556,45 @@ def test_variables_assigned_under_a_tensor_if_inside_a_tensor_loop():
             v.assign(x)
         return v + 1.0
     assert float(g(tf.constant(5.0))) == 6.0 and float(g(tf.constant(-5.0))) == 6.0
+
+
+def grow(x, s):  # a loop whose trip count depends on the data, with no static bound
+    while tf.reduce_sum(x * x) < 10.0:
+        x = x * 1.7 + 0.1
+        s = s + tf.reduce_sum(tf.sin(x)) * x
+    return tf.reduce_sum(x * s)
+
+
+def test_tapes_inside_differentiate_an_unbounded_loop_to_second_order_as_eager():
+    def derivatives(x, s):
+        with tf.GradientTape() as t2:
+            t2.watch([x, s])
+            with tf.GradientTape() as t1:
+                t1.watch([x, s])
+                y = grow(x, s)
+            gx, gs = t1.gradient(y, [x, s])
+            z = tf.reduce_sum(gx) + tf.reduce_sum(gs * gs)
+        return [gx, gs] + t2.gradient(z, [x, s])
+    f = tf.function(derivatives)
+    for x in (x64(0.3, 0.5), x64(2.0, 3.0), x64(0.01, 0.0)):  # 5, 0 and 9 iterations
+        s = x64(0.1, -0.2)
+        got, want = f(x, s), derivatives(x, s)
+        for a, b in zip(got[:2], want[:2]):  # first order: eager's bits
+            assert_same_bits(a, b)
+        for a, b in zip(got[2:], want[2:]):  # second order: sums in another order
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-13)
+    check_grads(tf.function(grow), (x64(0.3, 0.5), x64(0.1, -0.2)), order=2)
+
+
+def test_the_fixed_point_differentiated_inside_the_function():
+    @tf.function
+    def dfix(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y, _ = fixed_point(x)
+        return t.gradient(y, x)
+    x = x64(1.0)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y, _ = fixed_point(x)
+    assert_same_bits(dfix(x), t.gradient(y, x))

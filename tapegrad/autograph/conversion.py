@@ -23,6 +23,7 @@ from tapegrad.ir.core import NameGen
 
 _CACHE = {}          # code object -> converted code object, or None (use the original)
 _SOURCE = {}         # converted code object -> its source (for to_code)
+_LAMBDA = "__ag_lambda"  # the name a converted lambda's def is compiled under
 _MADE = weakref.WeakKeyDictionary()  # function -> its converted function
 _SKIP_ROOTS = {"tapegrad", "numpy", "scipy", "builtins", "functools", "inspect", "abc",
                "collections", "typing", "contextlib", "threading", "dask", "distributed",
@@ -74,19 +75,43 @@ def is_user_function(fn, requested=False):
 def _parse(fn):
     """The ``def`` of ``fn`` as an AST at its original line numbers, or None."""
     code = fn.__code__
-    if code.co_name == "<lambda>" or code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE
-                                                       | inspect.CO_ASYNC_GENERATOR):
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                        | inspect.CO_ASYNC_GENERATOR):
         return None
     try:
         lines, first = inspect.getsourcelines(code)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        text = textwrap.dedent("".join(lines))
+        tree = ast.parse(text)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None
+    ast.increment_lineno(tree, first - 1)
+    if code.co_name == "<lambda>":  # columns: the dedented text's, the code's + shift
+        return _lambda(tree, code, len(lines[0]) - len(text.splitlines(True)[0]))
     node = tree.body[0] if tree.body else None
     if not isinstance(node, ast.FunctionDef) or node.name != code.co_name:
         return None
-    ast.increment_lineno(tree, first - 1)
     return node
+
+
+def _lambda(tree, code, shift):
+    """A lambda as ``def <name>(args): return body``: the one lambda of its line whose
+    parameters are the code's (None when that does not single it out)."""
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)
+             and n.lineno == code.co_firstlineno
+             and tuple(a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs)
+             == params]
+    if len(found) > 1:  # several on the line: the one whose columns hold the code's
+        cols = [c for line, _, c, end in code.co_positions()  # (RESUME spans nothing)
+                if line == code.co_firstlineno and c is not None and end and end > c]
+        found = [n for n in found if cols and n.col_offset + shift <= min(cols)
+                 and max(cols) <= n.end_col_offset + shift]
+    if len(found) != 1:
+        return None
+    lam = found[0]
+    node = ast.FunctionDef(name=_LAMBDA, args=lam.args, body=[ast.Return(value=lam.body)],
+                           decorator_list=[], returns=None, type_comment=None)
+    return ast.copy_location(node, lam)
 
 
 def convert_code(fn):
@@ -124,7 +149,7 @@ def _compile(node, code):
     compiled = compile(module, code.co_filename, "exec", dont_inherit=True)
     fcode = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in fcode.co_consts if isinstance(c, types.CodeType)
-                 and c.co_name == code.co_name)
+                 and c.co_name == node.name)
     _SOURCE[inner] = ast.unparse(node)
     return inner
 

@@ -8,7 +8,8 @@ See ``tapegrad/control_flow/primitives.py`` for the design.
 """
 import numpy as np
 
-from tapegrad.primitives.api import cast, gather, reduce_sum, reshape, where, zeros_like
+from tapegrad.primitives.api import (cast, convert_to_tensor, gather, reduce_sum, reshape, where,
+                                     zeros_like)
 from tapegrad.ir import evaluate
 from tapegrad.control_flow.trace import dtype_groups, trace, unpack
 
@@ -40,12 +41,6 @@ def _split(xs, sizes):
 
 def trip_count(args, cond, body, n):
     """Iterations a loop runs on concrete values (reverse mode without a bound)."""
-    if any(getattr(a, "_symbolic", False) for a in args):
-        raise ValueError(
-            "Reverse-mode differentiation of tapegrad.while_loop inside a traced or vmapped "
-            "computation needs maximum_iterations: the states of every iteration are saved, "
-            "so their number must be bounded. Pass maximum_iterations=..., or differentiate "
-            "in forward mode (ForwardAccumulator, tapegrad.jvp, jacfwd).")
     vals = [a._value for a in args]
     state, consts, k = vals[:n], vals[n:], 0
     while cond(*state, *consts)[0]:
@@ -129,6 +124,73 @@ def reverse_loop(cond, body, n, n_max, out, history):
                  + ([_packed_type(st, out, (n_max,))] if history else []))
         return _subs(cond_fn, body_fn, types, body.program.name + "_vjp")
     return _cached(body, ("vjp", cond, n_max, out, history), build)
+
+
+_INT = np.dtype("int32")
+
+
+def counted_loop(cond, body, n):
+    """The loop with an iteration counter in front of its state: ``(k, *state)``."""
+    st, ct = body.in_types[:n], body.in_types[n:]
+
+    def cond_fn(k, *xs):
+        return evaluate(cond.program, list(xs))[0][0]
+
+    def body_fn(k, *xs):
+        return [k + 1] + evaluate(body.program, list(xs))[0]
+    return _cached(body, ("counted", cond), lambda: _subs(
+        cond_fn, body_fn, [((), _INT)] + st + ct, body.program.name + "_counted"))
+
+
+def replay_loop(body, n):
+    """``j`` iterations of the body from a state (the cond held for each: they ran).
+    State ``(k, *state)``, consts ``(j, *consts)``."""
+    st, ct = body.in_types[:n], body.in_types[n:]
+
+    def cond_fn(k, *xs):
+        return k < xs[n]
+
+    def body_fn(k, *xs):
+        return [k + 1] + evaluate(body.program, list(xs[:n]) + list(xs[n + 1:]))[0]
+    return _cached(body, ("replay",), lambda: _subs(
+        cond_fn, body_fn, [((), _INT)] + st + [((), _INT)] + ct, body.program.name + "_replay"))
+
+
+def replay_reverse_loop(body, n):
+    """The reverse pass of a loop whose trip count has no static bound (a traced loop
+    without ``maximum_iterations``): no history can be saved in a static shape, so the state
+    before iteration ``j`` is recomputed from the initial one (``replay_loop``), then the
+    body's VJP applied there, for ``j`` from the trip count - 1 down to 0. The same
+    computations as the saved-history pass (``reverse_loop``), so the same values; time is
+    quadratic in the trip count. State: ``(j, cotangents of the floating loop variables, of
+    the floating consts)``; consts: the initial state and the consts."""
+    from tapegrad.tape.gradient_tape import GradientTape
+    from tapegrad.control_flow.trace import run_loop
+    st, ct = body.in_types[:n], body.in_types[n:]
+    fs = [i for i in range(n) if st[i][1].kind in "fc"]
+    fc = [j for j in range(len(ct)) if ct[j][1].kind in "fc"]
+    sizes = (1, len(fs), len(fc), n, len(ct))
+
+    def cond_fn(j, *_):
+        return j >= 0
+
+    def body_fn(*xs):
+        (j,), ct_s, ct_c, s0, cs = _split(xs, sizes)
+        rc, rb = replay_loop(body, n)
+        s = run_loop([convert_to_tensor(np.int32(0))] + s0, [j] + cs, rc, rb, None)[1:]
+        srcs = [s[i] for i in fs] + [cs[k] for k in fc]
+        with GradientTape() as tape:
+            for x in srcs:
+                tape.watch(x)
+            outs = evaluate(body.program, s + cs)[0]
+        grads = tape.gradient([outs[i] for i in fs], srcs, output_gradients=ct_s)
+        grads = [g if g is not None else zeros_like(x) for g, x in zip(grads, srcs)]
+        return [j - 1] + grads[:len(fs)] + [c + g for g, c in zip(grads[len(fs):], ct_c)]
+
+    def build():
+        types = [((), _INT)] + [st[i] for i in fs] + [ct[j] for j in fc] + st + ct
+        return _subs(cond_fn, body_fn, types, body.program.name + "_replay_vjp")
+    return _cached(body, ("replay_vjp",), build)
 
 
 def vmapped(sub, xs, axes, size):

@@ -62,9 +62,11 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     ``loop_vars`` is a tensor or a (nested) list/tuple/dict of them; the result has its
     structure. At most ``maximum_iterations`` iterations run. Eagerly this is a Python loop;
     inside ``tapegrad.function`` it becomes one primitive (the body must keep every loop
-    variable's dtype and shape). Forward mode always differentiates it; reverse mode needs
-    ``maximum_iterations`` inside a trace (the states of each iteration are saved). Under
-    ``vmap`` the loop runs until every example's ``cond`` is false.
+    variable's dtype and shape). Forward and reverse mode differentiate it; in reverse mode
+    inside a trace, ``maximum_iterations`` lets the states of the iterations be saved,
+    without it each is recomputed from the first (time quadratic in the trip count). Under
+    ``vmap`` the loop runs until every example's ``cond`` is false. A ``tf.Variable`` the
+    body assigns is carried through the loop and assigned once it ends.
 
     >>> import tapegrad as tf
     >>> i, x = tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2.0), (0, 1.0))

@@ -19,7 +19,8 @@ applying the body's VJP where the iteration ran (``cond`` held at that saved sta
 passing the cotangent through where it did not. That loop has a bound too, so it
 differentiates again. Without ``maximum_iterations`` the trip count is measured first when
 the values are concrete (a compiled function differentiated from outside); inside a trace
-reverse mode needs the bound. Every derived program is traced once and cached on its
+(or vmap) it is computed by the program, and each iteration's state is recomputed from the
+initial one instead of saved (quadratic time, the same values). Every derived program is traced once and cached on its
 ``Subprogram``. Batching: a per-example ``cond`` computes both branches and selects; a
 batched loop runs until every example is done, finished examples masked with ``where``.
 """
@@ -268,6 +269,8 @@ def _while_vjp(g, ans, *args, cond, body, n_state, maximum_iterations, out, hist
     from tapegrad.control_flow.trace import dtype_groups, run_loop, unpack
     n = n_state
     n_max = maximum_iterations
+    if n_max is None and any(getattr(a, "_symbolic", False) for a in args):
+        return _while_vjp_replayed(g, args, cond, body, n, out)
     if n_max is None:
         n_max = trip_count(args, cond, body, n)
     types = _types(args[:n])
@@ -290,6 +293,30 @@ def _while_vjp(g, ans, *args, cond, body, n_state, maximum_iterations, out, hist
                                                             for j in fc]
     consts = hists + list(args[n:]) + ([g] if history else [])
     finals = run_loop(init, consts, rc, rb, n_max, want=range(1, len(init)))
+    for i, c in zip(fs + [n + j for j in fc], finals[1:]):
+        cts[i] = c
+    return tuple(cts)
+
+
+def _while_vjp_replayed(g, args, cond, body, n, out):
+    """Reverse mode of a loop without a bound inside a trace or vmap: the trip count is
+    computed by the program, and each iteration's state recomputed (see
+    ``derive.replay_reverse_loop``)."""
+    from tapegrad.control_flow.derive import counted_loop, replay_reverse_loop
+    from tapegrad.control_flow.trace import run_loop, unpack
+    types = _types(args[:n])
+    fs = [i for i in range(n) if types[i][1].kind in "fc"]
+    fc = [j for j in range(len(args) - n) if args[n + j].dtype.kind in "fc"]
+    ct_s = [zeros_like(args[i]) for i in fs]
+    for i, piece in zip(out, unpack(g, [types[i] for i in out])):
+        ct_s[fs.index(i)] = piece
+    cc, cb = counted_loop(cond, body, n)
+    trips = run_loop([convert_to_tensor(np.int32(0))] + list(args[:n]), list(args[n:]), cc, cb,
+                     None, want=[0])[0]
+    rc, rb = replay_reverse_loop(body, n)
+    init = [trips - 1] + ct_s + [zeros_like(args[n + j]) for j in fc]
+    finals = run_loop(init, list(args), rc, rb, None, want=range(1, len(init)))
+    cts = [None] * len(args)
     for i, c in zip(fs + [n + j for j in fc], finals[1:]):
         cts[i] = c
     return tuple(cts)
