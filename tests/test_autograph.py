@@ -531,6 +531,22 @@ def test_saved_programs_keep_converted_control_flow(tmp_path):
         assert_same_bits(g(x), branchy(x))
 
 
+def test_saved_programs_keep_staged_loops_and_prints(tmp_path, capsys):
+    @tf.function(input_signature=[tf.TensorSpec([], tf.int32)])
+    def evens(n):
+        s = 0
+        for i in tf.range(n):
+            if i % 2 == 0:
+                tf.print("even", i, output_stream=sys.stdout)
+            s += i
+        return s
+    tf.saved.save(evens, str(tmp_path / "m"))
+    g = tf.saved.load(str(tmp_path / "m"))
+    capsys.readouterr()
+    assert int(g(tf.constant(5))) == 10
+    assert capsys.readouterr().out == "even 0\neven 2\neven 4\n"
+
+
 def test_tf_print_outside_tracing_is_unchanged():
     buf = io.StringIO()
     tf.print("v", tf.constant([1, 2]), output_stream=buf)
@@ -598,3 +614,51 @@ def test_the_fixed_point_differentiated_inside_the_function():
         t.watch(x)
         y, _ = fixed_point(x)
     assert_same_bits(dfix(x), t.gradient(y, x))
+
+
+def test_fizzbuzz_from_the_tf_function_guide_with_tf_print(capsys):
+    @tf.function
+    def fizzbuzz(n):
+        for i in tf.range(1, n + 1):
+            if i % 15 == 0:
+                tf.print("FizzBuzz", output_stream=sys.stdout)
+            elif i % 3 == 0:
+                tf.print("Fizz", output_stream=sys.stdout)
+            elif i % 5 == 0:
+                tf.print("Buzz", output_stream=sys.stdout)
+            else:
+                tf.print(i, output_stream=sys.stdout)
+    fizzbuzz(tf.constant(15))
+    assert capsys.readouterr().out.split() == [
+        "1", "2", "Fizz", "4", "Buzz", "Fizz", "7", "8", "Fizz", "Buzz", "11", "Fizz", "13",
+        "14", "FizzBuzz"]
+    fizzbuzz(tf.constant(5))  # the same program: it prints when it runs, not when traced
+    assert capsys.readouterr().out.split() == ["1", "2", "Fizz", "4", "Buzz"]
+    assert fizzbuzz.trace_count == 1
+
+
+def test_tf_print_runs_with_the_program_in_source_order(capsys):
+    buf = io.StringIO()
+
+    @tf.function
+    def f(x):
+        tf.print("in", x, output_stream=buf)
+        y = x * 2.0
+        print("tracing")  # Python's print: once, while tracing
+        tf.print("out", [y, {"k": y + 1.0}], output_stream=buf, summarize=1)
+        return y
+    f(x64(1.0, 2.0, 3.0))
+    f(x64(4.0, 5.0, 6.0))
+    assert capsys.readouterr().out == "tracing\n"
+    eager = io.StringIO()  # the same text as eager tf.print of the same values
+    for x in (x64(1.0, 2.0, 3.0), x64(4.0, 5.0, 6.0)):
+        tf.print("in", x, output_stream=eager)
+        tf.print("out", [x * 2.0, {"k": x * 2.0 + 1.0}], output_stream=eager, summarize=1)
+    assert buf.getvalue() == eager.getvalue()
+    assert buf.getvalue().startswith("in [1. 2. 3.]\nout [[2. ... 6.], {'k': [3. ... 7.]}]\n")
+    with tf.GradientTape() as t:  # a tape outside runs the program op by op: it prints too
+        x = x64(1.0, 1.0, 1.0)
+        t.watch(x)
+        y = f(x)
+    assert buf.getvalue().endswith("in [1. 1. 1.]\nout [[2. ... 2.], {'k': [3. ... 3.]}]\n")
+    assert t.gradient(y, x).numpy().tolist() == [2.0, 2.0, 2.0]

@@ -385,6 +385,9 @@ SPECS = {
     # linear algebra
     "random_normal": [Case(prim_fn("random_normal", shape=(2, 3), dtype="float64", mean=1.0,
                                    stddev=2.0, seed=7), [], order=0, label="seeded")],
+    "print": [Case(prim_fn("print", template=(("s", (120, 58)), ("t", 0)), summarize=3,
+                           sep=(32,), end=(10,), stream="stdout"), [Const(np.int32(4)), R(3)],
+                   order=0, batch_fallback=True, label="token and tensor")],
     "random_uniform": [Case(prim_fn("random_uniform", shape=(4,), dtype="float32", minval=-1.0,
                                     maxval=1.0, seed=7), [], order=0, label="seeded")],
     "argsort": [Case(prim_fn("argsort", axis=ax, descending=d, stable=True), [R(3, 4)],

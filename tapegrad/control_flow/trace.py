@@ -80,8 +80,10 @@ def trace(fn, in_types, name, bundle=False, lift_concrete=None, updates=False):
                             updates=())
     if prog.updates:
         raise NotImplementedError(
-            "Assigning a tf.Variable inside a traced tapegrad.cond branch or while_loop body "
-            "is not supported; return the new value and assign it after the control flow.")
+            "Assigning a tf.Variable (or calling tf.print) inside a branch of a traced "
+            "tapegrad.cond is not supported; write it as a Python `if` on the tensor (which "
+            "tapegrad.function converts, assignments included), or return the new value and "
+            "assign it after the cond.")
     extras = [t for t, _ in b.outer.values()] + list(b.variables)
     inputs = prog.inputs + tuple(v for _, v in b.outer.values()) + prog.captures
     prog = prog.replace(inputs=inputs, captures=())
