@@ -662,3 +662,51 @@ def test_tf_print_runs_with_the_program_in_source_order(capsys):
         y = f(x)
     assert buf.getvalue().endswith("in [1. 1. 1.]\nout [[2. ... 2.], {'k': [3. ... 3.]}]\n")
     assert t.gradient(y, x).numpy().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_tensor_arrays_in_while_loops_and_staged_for_loops():
+    def body(i, ta, x):
+        x = tf.tanh(x * 1.5 + 0.1)
+        return i + 1, ta.write(i, x), x
+
+    def run(x):
+        ta = tf.TensorArray(tf.float64, size=4, element_shape=[2])
+        _, ta, _ = tf.while_loop(lambda i, ta, x: i < 4, body, (tf.constant(0), ta, x))
+        return ta.stack()
+    x = x64(0.2, -0.3)
+    assert_same_bits(tf.function(run)(x), run(x))  # eager: a Python loop over the list
+    check_grads(tf.function(run), (x,), order=2)
+
+    @tf.function
+    def rnn(xs, n):  # n symbolic: one while_loop; xs[t] gathers, ta.write scatters
+        ta = tf.TensorArray(tf.float64, size=xs.shape[0], element_shape=[2])
+        h = tf.zeros([2], tf.float64)
+        for t in tf.range(n):
+            h = tf.tanh(h * 0.5 + xs[t])
+            if tf.reduce_sum(h) > 0.5:
+                ta = ta.write(t, h)
+            else:
+                ta = ta.write(t, -h)
+        return ta.stack()
+
+    def rnn_eager(xs, n):
+        out, h = [], tf.zeros([2], tf.float64)
+        for t in range(n):
+            h = tf.tanh(h * 0.5 + xs[t])
+            out.append(h if float(tf.reduce_sum(h)) > 0.5 else -h)
+        return tf.stack(out + [tf.zeros([2], tf.float64)] * (xs.shape[0] - n))
+    xs = tf.constant(np.random.default_rng(0).normal(size=(5, 2)))
+    for n in (5, 3, 0):
+        assert_same_bits(rnn(xs, tf.constant(n)), rnn_eager(xs, n))
+    assert rnn.trace_count == 1
+    with pytest.raises(IndexError):  # out of range when the program runs, as TensorFlow
+        rnn(xs, tf.constant(6))
+
+
+def test_a_symbolic_scalar_index_gathers():
+    @tf.function
+    def f(x, i):
+        return x[i] + x[:, i] + x[-1]
+    x = tf.constant(np.arange(9.0).reshape(3, 3))
+    for i in (0, 2, -1):
+        assert_same_bits(f(x, tf.constant(i)), x[i] + x[:, i] + x[-1])

@@ -76,20 +76,32 @@ def as_value(x):
     return x.read_value() if type(x) is Variable else x
 
 
+def _leaf(x):
+    return isinstance(x, (Tensor, *_NUMBERS)) or cf_ops.composite(x)
+
+
 def tensor_leaves(v):
-    """The tensors of a tensor-like state value, or None when it is not one."""
-    if isinstance(v, (Tensor, *_NUMBERS)):
-        return [_tensor(v)]
+    """The tensors of a tensor-like state value (a TensorArray gives its dense tensor), or
+    None when it is not one."""
+    if _leaf(v):
+        return cf_ops.components(_tensor(v))
     if isinstance(v, (list, tuple, dict)) and not isinstance(v, Undefined):
         flat = nest.flatten(v)
-        if flat and all(isinstance(x, (Tensor, *_NUMBERS)) for x in flat):
-            return [_tensor(x) for x in flat]
+        if flat and all(_leaf(x) for x in flat):
+            return cf_ops.components([_tensor(x) for x in flat])
     return None
+
+
+def _rebuilt(struct, leaves):
+    """The value of structure ``struct`` (a tensor-like state value) made of ``leaves``."""
+    if isinstance(struct, (Tensor, *_NUMBERS)):
+        return leaves[0]
+    return cf_ops.rebuilt(struct, leaves)
 
 
 def _tensor(x):
     x = as_value(x)
-    return x if isinstance(x, Tensor) else convert_to_tensor(x)
+    return x if isinstance(x, Tensor) or cf_ops.composite(x) else convert_to_tensor(x)
 
 
 def _spec(t):
@@ -134,8 +146,7 @@ def staged_if(pred, body, orelse, get_state, set_state, names):
     k = 0
     for (i, struct, _, _), sp in zip(picks, specs):
         leaves, k = outs[k:k + len(sp)], k + len(sp)
-        final[i] = leaves[0] if isinstance(struct, (Tensor, *_NUMBERS)) else \
-            nest.pack_sequence_as(struct, leaves)
+        final[i] = _rebuilt(struct, leaves)
     set_state(tuple(final))
 
 
@@ -145,7 +156,9 @@ def _branch(fn, init, set_state, get_state, traced, label):
     box = {}
 
     def run():
-        set_state(init)
+        # each branch writes its own copy of a TensorArray (writes change it in place)
+        set_state(tuple(v._tg_rebuild(v._tg_components()) if cf_ops.composite(v) else v
+                        for v in init))
         fn()
         raw = box["raw"] = get_state()
         flat, index = [], []
@@ -278,8 +291,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, counter, init, f
         for i in loop:
             n = len(first[i])
             piece = list(flat[k:k + n])
-            vals[i] = piece[0] if isinstance(start[i], (Tensor, *_NUMBERS)) else \
-                nest.pack_sequence_as(start[i], piece)
+            vals[i] = _rebuilt(start[i], piece)
             k += n
         return tuple(vals)
 

@@ -120,7 +120,38 @@ def staged_while_loop(cond, body, loop_vars, maximum_iterations=None):
 def _as_tensor(x):
     if type(x) is Variable:
         return x.read_value()
-    return x if isinstance(x, Tensor) else convert_to_tensor(x)
+    if isinstance(x, Tensor) or composite(x):
+        return x
+    return convert_to_tensor(x)
+
+
+def composite(x):
+    """An object a staged loop carries as tensors (a TensorArray): ``x._tg_components()``
+    gives them, ``x._tg_rebuild(tensors)`` the object they stand for."""
+    return hasattr(type(x), "_tg_components")
+
+
+def components(tree):
+    """The tensors of ``tree``'s leaves, a composite leaf giving its components."""
+    out = []
+    for x in nest.flatten(tree):
+        x = _as_tensor(x)
+        out += x._tg_components() if composite(x) else [x]
+    return out
+
+
+def rebuilt(tree, flat):
+    """``tree`` with its leaves replaced by ``flat`` (as ``components`` made it)."""
+    leaves, k = [], 0
+    for x in nest.flatten(tree):
+        if composite(x):
+            n = len(x._tg_components())
+            leaves.append(x._tg_rebuild(list(flat[k:k + n])))
+            k += n
+        else:
+            leaves.append(flat[k])
+            k += 1
+    return nest.pack_sequence_as(tree, leaves)
 
 
 def _tensors(tree):
@@ -248,20 +279,21 @@ def _staged_cond(pred, true_fn, false_fn, operands):
 
 
 def _staged_while(cond, body, state, n_max):
-    init = _tensors(state)
+    init = components(state)
     types = [(tuple(x.shape), x.dtype) for x in init]
 
     def on_state(fn):
-        return lambda *xs: fn(nest.pack_sequence_as(state, list(xs)))
+        return lambda *xs: fn(rebuilt(state, list(xs)))
 
     cprog, c_ext, c_tree, c_flat = trace.trace(on_state(lambda s: _call(cond, s)), types,
                                             "while_cond")
     if len(c_flat) != 1 or c_flat[0].dtype != np.bool_ or tuple(c_flat[0].shape) != ():
         raise TypeError("tapegrad.while_loop: cond must return a boolean scalar, got "
                         f"{[(t.dtype.name, tuple(t.shape)) for t in c_flat]}.")
-    bprog, b_ext, b_tree, _, assigned = trace.trace(
-        on_state(lambda s: _body_result(_call(body, s), s)), types, "while_body", updates=True)
-    _same_types(b_tree, state, "while_loop", "body's result", "loop_vars")
+    bprog, b_ext, b_flat, _, assigned = trace.trace(
+        on_state(lambda s: components(_body_result(_call(body, s), s))), types, "while_body",
+        updates=True)
+    _same_types(b_flat, init, "while_loop", "body's result", "loop_vars")
     extras = trace.union(c_ext, b_ext)
     n = len(init)
     cprog, bprog = trace.align(cprog, n, c_ext, extras), trace.align(bprog, n, b_ext, extras)
@@ -272,4 +304,4 @@ def _staged_while(cond, body, state, n_max):
     finals = trace.run_loop(init, [trace.outer_value(e) for e in extras], csub, bsub, n_max)
     for v, value in zip(assigned, finals[n:]):
         v.assign(value)
-    return nest.pack_sequence_as(state, finals[:n])
+    return rebuilt(state, finals[:n])

@@ -2,9 +2,10 @@
 import numpy as np
 
 from tapegrad.core.dispatch import bind
-from tapegrad.core.tensor import Tensor, is_size, sizes_now
+from tapegrad.core.tensor import Tensor, convert_to_tensor, is_size, sizes_now
 from tapegrad.ops._convert import axis1, tensor
 from tapegrad.ops.shape_ops import reshape
+from tapegrad.primitives import elementwise
 from tapegrad.primitives import shape as shape_prims
 
 __all__ = ["gather", "gather_nd", "getitem", "boolean_mask"]
@@ -106,9 +107,30 @@ def _key_now(key):
                  else k.value if is_size(k) else k for k in key)
 
 
+def _symbolic_scalar_index(key, x):
+    """``x[i]`` / ``x[:, i]`` with a symbolic integer scalar ``i`` (a staged loop's counter)
+    as a gather, negative ``i`` counting from the end as in TensorFlow; None otherwise."""
+    key = key if isinstance(key, tuple) else (key,)
+    sym = [a for a, k in enumerate(key) if isinstance(k, Tensor) and getattr(k, "_symbolic", False)]
+    if len(sym) != 1 or len(key) > x.ndim or any(
+            not (isinstance(k, slice) and k == slice(None)) for a, k in enumerate(key)
+            if a != sym[0]):
+        return None
+    axis, i = sym[0], key[sym[0]]
+    if i.ndim != 0 or i.dtype.kind not in "iu":
+        return None
+    n = convert_to_tensor(x.shape[axis], dtype=i.dtype)
+    i = bind(elementwise.where_p, i < 0, i + n, i)
+    return bind(shape_prims.take_p, x, i, axis=axis)
+
+
 def getitem(x, key):
-    """``x[key]``: ints, slices with steps, Ellipsis, None, integer and boolean arrays."""
+    """``x[key]``: ints, slices with steps, Ellipsis, None, integer and boolean arrays; a
+    symbolic integer scalar alone, or with ``:`` elsewhere, gathers along its axis."""
     x = tensor(x)
+    taken = _symbolic_scalar_index(key, x)
+    if taken is not None:
+        return taken
     idx = _norm_index(key, x)
     try:  # a zero-strided array checks the index without allocating x's size
         np.broadcast_to(np.empty((), bool), sizes_now(x.shape))[_key_now(idx.key)]

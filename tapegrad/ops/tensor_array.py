@@ -3,8 +3,12 @@ back one by one or stacked, as TensorFlow 2's eager TensorArray does (its errors
 
 Each element is an ordinary tensor, so a tape differentiates ``stack`` / ``read`` /
 ``gather`` through the writes, and a Python loop under ``tf.function`` traces like any other
-code (a loop over a symbolic ``tf.range`` needs ``tf.while_loop``: tapegrad has no
-AutoGraph).
+code. Inside a staged loop (``tf.while_loop``, or a converted loop over a symbolic range) the
+index is symbolic: the array then holds one tensor of shape ``(size, *element_shape)``
+(zeros where nothing was written), written with ``tensor_scatter_nd_update`` and read with
+``gather``, which raise for an index out of range when the program runs. It is carried
+through the loop as that tensor (``_tg_components`` / ``_tg_rebuild``: the control-flow
+layer's protocol for such objects), so its size and element shape must be known there.
 
 >>> import tapegrad as tf
 >>> ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
@@ -16,11 +20,21 @@ AutoGraph).
 from tapegrad.core import dtypes as _dt
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.errors import InvalidArgumentError, OutOfRangeError
-from tapegrad.ops import array_ops
+from tapegrad.ops import array_ops, scatter_ops
 
 
 def _index(i):
     return int(i.numpy()) if isinstance(i, Tensor) else int(i)
+
+
+def _symbolic(i):
+    return isinstance(i, Tensor) and getattr(i, "_symbolic", False)
+
+
+def _rows(i):
+    """Index tensor(s) as the ``(n, 1)`` indices of a scatter."""
+    i = convert_to_tensor(i)
+    return array_ops.reshape(array_ops.cast(i, "int32"), (-1, 1))
 
 
 class TensorArray:
@@ -37,6 +51,31 @@ class TensorArray:
         self._items = [None] * (_index(size) if size is not None else 0)
         self._infer_shape = infer_shape
         self._shape = None if element_shape is None else tuple(element_shape)
+        self._buffer = None  # (size, *element_shape) once an index was symbolic
+
+    # -- the dense form, for symbolic indices and staged loops -----------------------------
+    def _dense(self):
+        """The elements stacked (zeros where nothing was written); becomes the array."""
+        if self._buffer is None:
+            if self._shape is None or not self._items:
+                raise TypeError(
+                    "A TensorArray written or carried with a symbolic index (inside a "
+                    "staged loop) needs its size and element shape before the loop: give "
+                    "size= and element_shape= (or write an element first).")
+            self._buffer = array_ops.stack([self.read(i) for i in range(len(self._items))])
+            self._items = None
+        return self._buffer
+
+    def _tg_components(self):
+        """The tensors a staged loop carries for this array."""
+        return [self._dense()]
+
+    def _tg_rebuild(self, components):
+        """The array whose dense form is ``components[0]`` (a staged loop's state)."""
+        new = TensorArray.__new__(TensorArray)
+        new.__dict__.update(self.__dict__)
+        new._buffer, new._items = components[0], None
+        return new
 
     @property
     def dtype(self):
@@ -51,7 +90,8 @@ class TensorArray:
         return self._dynamic
 
     def size(self, name=None):
-        return convert_to_tensor(len(self._items), dtype="int32")
+        n = len(self._items) if self._buffer is None else self._buffer.shape[0]
+        return convert_to_tensor(n, dtype="int32")
 
     def _value(self, index, value):
         if isinstance(value, Tensor) and value.dtype != self._dtype:
@@ -69,6 +109,12 @@ class TensorArray:
     def write(self, index, value, name=None):
         """Set element ``index`` (a later write replaces it, as in eager TensorFlow);
         returns the array, to be used as TensorFlow's ``ta = ta.write(i, x)``."""
+        if self._buffer is not None or _symbolic(index):
+            value = self._value(index, value)
+            buf = self._dense()
+            self._buffer = scatter_ops.tensor_scatter_nd_update(
+                buf, _rows(index), array_ops.expand_dims(value, 0))
+            return self
         index = _index(index)
         if index < 0:
             raise OutOfRangeError(f"Writing to negative indices (index {index}) is not "
@@ -83,6 +129,8 @@ class TensorArray:
 
     def read(self, index, name=None):
         """Element ``index``: zeros of the element shape where nothing was written."""
+        if self._buffer is not None or _symbolic(index):
+            return array_ops.gather(self._dense(), index)
         index = _index(index)
         if not 0 <= index < len(self._items):
             raise OutOfRangeError(f"Tried to read from index {index} but array size is: "
@@ -104,11 +152,15 @@ class TensorArray:
 
     def stack(self, name=None):
         """The elements stacked along a new first axis."""
+        if self._buffer is not None:
+            return self._buffer
         if not self._items:
             return array_ops.zeros((0,) + (self._shape or ()), dtype=self._dtype)
         return array_ops.stack([self.read(i) for i in range(len(self._items))])
 
     def gather(self, indices, name=None):
+        if self._buffer is not None or _symbolic(indices):
+            return array_ops.gather(self._dense(), indices)
         idx = indices.numpy().tolist() if isinstance(indices, Tensor) else list(indices)
         if not idx:
             return array_ops.zeros((0,) + (self._shape or ()), dtype=self._dtype)
@@ -116,6 +168,9 @@ class TensorArray:
 
     def concat(self, name=None):
         """The elements joined along their first axis."""
+        if self._buffer is not None:
+            b = self._buffer
+            return array_ops.reshape(b, (b.shape[0] * b.shape[1],) + tuple(b.shape[2:]))
         if not self._items:
             return array_ops.zeros((0,) + (self._shape or ())[1:], dtype=self._dtype)
         return array_ops.concat([self.read(i) for i in range(len(self._items))], 0)
@@ -127,6 +182,10 @@ class TensorArray:
 
     def scatter(self, indices, value, name=None):
         value = convert_to_tensor(value, dtype=self._dtype)
+        if self._buffer is not None or _symbolic(indices):
+            self._buffer = scatter_ops.tensor_scatter_nd_update(self._dense(), _rows(indices),
+                                                                value)
+            return self
         idx = indices.numpy().tolist() if isinstance(indices, Tensor) else list(indices)
         for k, i in enumerate(idx):
             self.write(i, value[k])
@@ -136,4 +195,4 @@ class TensorArray:
         return self
 
     def close(self, name=None):
-        self._items = []
+        self._items, self._buffer = [], None
