@@ -79,6 +79,19 @@ def _packed_type(types, idx, lead):
     return (lead + tuple(shape), sel[0][1])
 
 
+def body_vjp(body, s, cs, fs, fc, ct_s):
+    """One iteration's VJP at state ``s``: the cotangents of the floating loop variables
+    ``fs`` and consts ``fc`` from those (``ct_s``) of the floating loop variables after it."""
+    from tapegrad.tape.gradient_tape import GradientTape
+    srcs = [s[i] for i in fs] + [cs[j] for j in fc]
+    with GradientTape() as tape:
+        for x in srcs:
+            tape.watch(x)
+        outs = evaluate(body.program, s + cs)[0]
+    grads = tape.gradient([outs[i] for i in fs], srcs, output_gradients=ct_s)
+    return [g if g is not None else zeros_like(x) for g, x in zip(grads, srcs)]
+
+
 def reverse_loop(cond, body, n, n_max, out, history):
     """The reverse pass over a loop's saved states, as a loop of exactly ``n_max`` steps.
 
@@ -86,7 +99,6 @@ def reverse_loop(cond, body, n, n_max, out, history):
     k counting down from ``n_max - 1``. Consts: the histories (one per dtype group), the
     original consts and, for a ``history`` output, its cotangent.
     """
-    from tapegrad.tape.gradient_tape import GradientTape
     st, ct = body.in_types[:n], body.in_types[n:]
     groups = dtype_groups(st)
     fs = [i for i in range(n) if st[i][1].kind in "fc"]
@@ -103,13 +115,7 @@ def reverse_loop(cond, body, n, n_max, out, history):
             for i, v in zip(grp, unpack(gather(h, k), [st[i] for i in grp])):
                 s[i] = v
         active = evaluate(cond.program, s + cs)[0][0]
-        srcs = [s[i] for i in fs] + [cs[j] for j in fc]
-        with GradientTape() as tape:
-            for x in srcs:
-                tape.watch(x)
-            outs = evaluate(body.program, s + cs)[0]
-        grads = tape.gradient([outs[i] for i in fs], srcs, output_gradients=ct_s)
-        grads = [g if g is not None else zeros_like(x) for g, x in zip(grads, srcs)]
+        grads = body_vjp(body, s, cs, fs, fc, ct_s)
         new_s = [where(active, g, c) for g, c in zip(grads[:len(fs)], ct_s)]
         new_c = [c + where(active, g, zeros_like(g))
                  for g, c in zip(grads[len(fs):], ct_c)]
@@ -164,7 +170,6 @@ def replay_reverse_loop(body, n):
     computations as the saved-history pass (``reverse_loop``), so the same values; time is
     quadratic in the trip count. State: ``(j, cotangents of the floating loop variables, of
     the floating consts)``; consts: the initial state and the consts."""
-    from tapegrad.tape.gradient_tape import GradientTape
     from tapegrad.control_flow.trace import run_loop
     st, ct = body.in_types[:n], body.in_types[n:]
     fs = [i for i in range(n) if st[i][1].kind in "fc"]
@@ -178,13 +183,7 @@ def replay_reverse_loop(body, n):
         (j,), ct_s, ct_c, s0, cs = _split(xs, sizes)
         rc, rb = replay_loop(body, n)
         s = run_loop([convert_to_tensor(np.int32(0))] + s0, [j] + cs, rc, rb, None)[1:]
-        srcs = [s[i] for i in fs] + [cs[k] for k in fc]
-        with GradientTape() as tape:
-            for x in srcs:
-                tape.watch(x)
-            outs = evaluate(body.program, s + cs)[0]
-        grads = tape.gradient([outs[i] for i in fs], srcs, output_gradients=ct_s)
-        grads = [g if g is not None else zeros_like(x) for g, x in zip(grads, srcs)]
+        grads = body_vjp(body, s, cs, fs, fc, ct_s)
         return [j - 1] + grads[:len(fs)] + [c + g for g, c in zip(grads[len(fs):], ct_c)]
 
     def build():
