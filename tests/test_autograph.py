@@ -710,3 +710,18 @@ def test_a_symbolic_scalar_index_gathers():
     x = tf.constant(np.arange(9.0).reshape(3, 3))
     for i in (0, 2, -1):
         assert_same_bits(f(x, tf.constant(i)), x[i] + x[:, i] + x[-1])
+
+
+def test_a_source_file_changed_since_import_is_not_converted(tmp_path, monkeypatch):
+    import importlib
+    import linecache
+    from tapegrad.compile import OperatorNotAllowedInGraphError
+    src = ("import tapegrad as tf\n\n\ndef f(x):\n    if tf.reduce_sum(x) > 0:\n"
+           "        return x * 2.0\n    return -x\n")
+    (tmp_path / "agstale.py").write_text(src)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("agstale")
+    (tmp_path / "agstale.py").write_text(src.replace("2.0", "3.0"))
+    linecache.checkcache()
+    with pytest.raises(OperatorNotAllowedInGraphError):  # never the new file's numbers
+        tf.function(mod.f)(x64(1.0))

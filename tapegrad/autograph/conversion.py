@@ -12,6 +12,7 @@ parent is converted once); functions that cannot be converted (no source, genera
 lambdas) are used as they are.
 """
 import ast
+import copy
 import inspect
 import os
 import sysconfig
@@ -123,7 +124,7 @@ def convert_code(fn):
     from tapegrad.autograph.transformer import convert_function
     new = None
     node = _parse(fn)
-    if node is not None and not analysis.has_yield(node):
+    if node is not None and not analysis.has_yield(node) and _is_the_source(node, code):
         taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
         taken |= set(code.co_varnames) | set(code.co_freevars) | set(code.co_cellvars)
         node = convert_function(node, Names(taken))
@@ -134,7 +135,25 @@ def convert_code(fn):
     return new
 
 
-def _compile(node, code):
+def _is_the_source(node, code):
+    """Does ``node``, compiled as it is, give ``code``'s names, variables and constants? Not
+    when the file changed since the function was defined (inspect reads the file now) or
+    the wrong lambda was found: then the function is not converted, never converted from
+    other source. (The bytecode itself differs with the interpreter's optimisations.)"""
+    try:
+        again = _compile(copy.deepcopy(node), code, keep=False)
+    except (SyntaxError, StopIteration, ValueError):
+        return False
+    return _signature_of(again) == _signature_of(code)
+
+
+def _signature_of(code):
+    return (code.co_names, code.co_varnames, code.co_freevars, code.co_argcount,
+            code.co_kwonlyargcount, [_signature_of(c) if isinstance(c, types.CodeType)
+                                     else (type(c).__name__, repr(c)) for c in code.co_consts])
+
+
+def _compile(node, code, keep=True):
     free = [n for n in code.co_freevars if n != "ag__"]
     factory = ast.FunctionDef(
         name="__ag_factory",
@@ -150,7 +169,8 @@ def _compile(node, code):
     fcode = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in fcode.co_consts if isinstance(c, types.CodeType)
                  and c.co_name == node.name)
-    _SOURCE[inner] = ast.unparse(node)
+    if keep:
+        _SOURCE[inner] = ast.unparse(node)
     return inner
 
 

@@ -99,8 +99,8 @@ class SymbolicTensor(Tensor):
             f"(at {where}: {line!r}): its value is only known when the compiled program runs. "
             "tapegrad.function converts Python `if`/`while`/`for` on symbolic tensors "
             "(AutoGraph) where it can read the function's source; here the code was not "
-            "converted (autograph=False, do_not_convert, a lambda, or no source), so Python "
-            "runs it once, at tracing time. Use tapegrad.cond(pred, true_fn, false_fn) "
+            "converted (autograph=False, do_not_convert, no source, or a source file changed "
+            "since it was imported), so Python runs it once, at tracing time. Use tapegrad.cond(pred, true_fn, false_fn) "
             "instead of `if`, and tapegrad.while_loop(cond, body, loop_vars) instead of "
             "`while`.")
 
