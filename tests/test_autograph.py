@@ -725,3 +725,40 @@ def test_a_source_file_changed_since_import_is_not_converted(tmp_path, monkeypat
     linecache.checkcache()
     with pytest.raises(OperatorNotAllowedInGraphError):  # never the new file's numbers
         tf.function(mod.f)(x64(1.0))
+
+
+def test_nested_functions_super_and_methods_decorated_with_tf_function():
+    @tf.function
+    def f(x, n):
+        def helper(y):  # defined inside: converted when called
+            if tf.reduce_sum(y) > 0:
+                return y * 2.0
+            return y
+        total = tf.zeros_like(x)
+        for _ in tf.range(n):
+            if tf.reduce_sum(total) > 10.0:
+                break
+            total = total + helper(x)
+        return total
+    np.testing.assert_array_equal(f(x64(1.0, 2.0), tf.constant(10)).numpy(), [4.0, 8.0])
+
+    class Base:
+        def g(self, x):
+            return x + 1.0
+
+    class Sub(Base):
+        def g(self, x):
+            y = super().g(x)   # the __class__ cell is the original's
+            if tf.reduce_sum(y) > 0:
+                y = y * 10.0
+            return y
+    s = Sub()
+    assert float(tf.function(lambda x: s.g(x))(x64(1.0))[0]) == 20.0
+
+    class M(tf.Module):
+        @tf.function
+        def __call__(self, x):
+            while tf.reduce_sum(x) < 100.0:
+                x = x * 3.0
+            return x
+    assert float(M()(x64(1.0))[0]) == 243.0
