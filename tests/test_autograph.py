@@ -762,3 +762,32 @@ def test_nested_functions_super_and_methods_decorated_with_tf_function():
                 x = x * 3.0
             return x
     assert float(M()(x64(1.0))[0]) == 243.0
+
+
+def test_the_guides_autograph_examples(capsys):
+    @tf.function
+    def tanh_until_small(x):
+        while tf.reduce_sum(x) > 1:
+            tf.print(x, output_stream=sys.stdout)
+            x = tf.tanh(x)
+        return x
+
+    def eager(x):
+        while float(tf.reduce_sum(x)) > 1:
+            tf.print(x, output_stream=sys.stdout)
+            x = tf.tanh(x)
+        return x
+    x = tf.constant([0.5, 0.4, 0.3, 0.2, 0.1, 0.6])
+    assert_same_bits(tanh_until_small(x), eager(x))
+    printed = capsys.readouterr().out
+    assert printed == printed[:len(printed) // 2] * 2 and printed.count("\n") >= 2
+
+    @tf.function
+    def sum_even(items):
+        s = 0
+        for c in items:
+            if c % 2 > 0:
+                continue
+            s += c
+        return s
+    assert int(sum_even(tf.constant([10, 12, 15, 20]))) == 42
