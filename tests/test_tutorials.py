@@ -701,13 +701,14 @@ def test_print_eager(capsys):
                        "[0 1 2 3 4 5 6 7 8 9]\n")
 
 
-def test_print_inside_function_is_refused():
+def test_print_inside_function_prints_on_every_call(capsys):
     @tf.function
     def f(x):
-        tf.print("Executing", x)
+        tf.print("Executing", x)   # staged: it runs with the program, as in TensorFlow
         return x + 1
-    with pytest.raises(NotImplementedError, match="tapegrad.function"):
-        f(tf.constant(1.0))
+    f(tf.constant(1.0))
+    f(tf.constant(2.0))
+    assert capsys.readouterr().err == "Executing 1.0\nExecuting 2.0\n"  # eager tf.print's text
 
 
 # ---- Introduction to Variables ------------------------------------------------------------
