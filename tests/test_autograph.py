@@ -791,3 +791,18 @@ def test_the_guides_autograph_examples(capsys):
             s += c
         return s
     assert int(sum_even(tf.constant([10, 12, 15, 20]))) == 42
+
+
+def test_variables_new_in_a_loop_body_cost_one_retrace_of_it():
+    runs = []
+
+    @tf.function
+    def f(x, n):
+        for i in tf.range(n):      # i, y and z are new in the body
+            runs.append(1)
+            y = x * tf.cast(i, tf.float64)
+            z = y + 1.0
+        return i, y, z
+    i, y, z = f(x64(2.0), tf.constant(3))
+    assert (int(i), float(y[0]), float(z[0])) == (2, 4.0, 5.0)
+    assert len(runs) == 2  # the body traced once to find them, once with them

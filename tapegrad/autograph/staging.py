@@ -251,8 +251,10 @@ def _bind_cond(pred, sides, picks, specs):
 
 # -- loops ------------------------------------------------------------------------------------------
 class _NewLoopVar(Exception):
-    def __init__(self, index, value):
-        self.index, self.value = index, value
+    """Variables first assigned in the body, ``{index: value after one iteration}``."""
+
+    def __init__(self, found):
+        self.found = found
 
 
 def staged_loop(test, body, get_state, set_state, names, opts, counter=None):
@@ -272,11 +274,12 @@ def staged_loop(test, body, get_state, set_state, names, opts, counter=None):
         try:
             return _staged_loop(test, body, get_state, set_state, names, opts, counter, init,
                                 fresh)
-        except _NewLoopVar as e:  # first assigned in the body: a loop variable from zeros
+        except _NewLoopVar as e:  # first assigned in the body: loop variables from zeros
             set_state(init)
-            fresh[e.index] = nest.map_structure(
-                lambda t: zeros(tuple(t.shape), t.dtype),
-                e.value if not isinstance(e.value, _NUMBERS) else _tensor(e.value))
+            for i, value in e.found.items():
+                fresh[i] = nest.map_structure(lambda t: zeros(tuple(t.shape), t.dtype),
+                                              _tensor(value) if isinstance(value, _NUMBERS)
+                                              else value)
 
 
 def _staged_loop(test, body, get_state, set_state, names, opts, counter, init, fresh):
@@ -318,13 +321,14 @@ def _staged_loop(test, body, get_state, set_state, names, opts, counter, init, f
             body(flat[0])
         raw = get_state()
         out = [flat[0] + counter[2]] if counter is not None else []
+        found = {}
         for i, name in enumerate(names):
             if i in first:
                 out += _after_iteration(name, start[i], raw[i], first[i])
             elif raw[i] is not start[i]:
                 if isinstance(start[i], Undefined):
-                    if tensor_leaves(raw[i]) is not None:
-                        raise _NewLoopVar(i, raw[i])
+                    if not cf_ops.composite(raw[i]) and tensor_leaves(raw[i]) is not None:
+                        found[i] = raw[i]
                     continue  # an object made in the body (a tape): local to an iteration
                 if not isinstance(raw[i], Undefined):
                     raise ValueError(f"'{name}' must be defined before the loop as a tensor "
@@ -332,6 +336,8 @@ def _staged_loop(test, body, get_state, set_state, names, opts, counter, init, f
                                      f"loop; it is {type(start[i]).__name__} before the "
                                      f"loop and {type(raw[i]).__name__} after one "
                                      "iteration.")
+        if found:  # traced again with them as loop variables (one retrace for all)
+            raise _NewLoopVar(found)
         return out
 
     final = cf_ops.while_loop(cond_fn, body_fn, tuple(lead + flat0),
