@@ -806,3 +806,16 @@ def test_variables_new_in_a_loop_body_cost_one_retrace_of_it():
     i, y, z = f(x64(2.0), tf.constant(3))
     assert (int(i), float(y[0]), float(z[0])) == (2, 4.0, 5.0)
     assert len(runs) == 2  # the body traced once to find them, once with them
+
+
+def test_staged_loops_under_a_none_dimension_signature():
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float64)])
+    def f(x):
+        s = tf.zeros([2], tf.float64)
+        for i in tf.range(tf.shape(x)[0]):
+            s = s + x[i] * tf.cast(i, tf.float64)
+        return s
+    for n in (3, 5, 7):
+        a = np.arange(2.0 * n).reshape(n, 2)
+        np.testing.assert_array_equal(f(tf.constant(a)).numpy(),
+                                      sum(a[i] * i for i in range(n)))

@@ -109,7 +109,8 @@ def align(program, n, extras, everything):
     ins = list(program.inputs[:n])
     for e in everything:
         v = own.get(id(e))
-        ins.append(v if v is not None else Var(names("u"), tuple(e.shape), np.dtype(e.dtype)))
+        ins.append(v if v is not None else Var(names("u"), tuple(int(s) for s in e.shape),
+                                                  np.dtype(e.dtype)))
     return program.replace(inputs=tuple(ins))
 
 
