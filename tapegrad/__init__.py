@@ -23,7 +23,7 @@ from tapegrad.ops.math_ops import *  # noqa: F401,F403
 from tapegrad.ops.array_ops import *  # noqa: F401,F403
 from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, norm, tensordot  # noqa: F401
 from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
-from tapegrad.ops.clip_ops import clip_by_global_norm  # noqa: F401
+from tapegrad.ops.clip_ops import clip_by_global_norm, saturate_cast  # noqa: F401
 from tapegrad.ops.unique_ops import unique, unique_with_counts  # noqa: F401
 from tapegrad.ops.tensor_array import TensorArray  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # noqa: F401

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapegrad.core.dtypes import as_dtype, int64
 from tapegrad.core.tensor import Tensor
-from tapegrad.data import combine
+from tapegrad.data import combine, grouping
 from tapegrad.data import sources
 from tapegrad.data import structure as data_structure
 from tapegrad.data import transforms
@@ -299,6 +299,44 @@ class Dataset:
             state = data_structure.to_element(transforms.call(reduce_func, (state, e)),
                                               from_function=True)
         return state
+
+    def scan(self, initial_state, scan_func, name=None):
+        """A running transformation: ``scan_func(state, element)`` returns ``(new_state,
+        output)``; the outputs are the new dataset's elements. The state keeps the
+        structure and dtypes of ``initial_state``.
+
+        >>> import tapegrad as tf
+        >>> ds = tf.data.Dataset.range(5).scan(tf.constant(0, tf.int64),
+        ...                                    lambda s, x: (s + x, s + x))
+        >>> [int(v) for v in ds]
+        [0, 1, 3, 6, 10]
+        """
+        return Dataset(grouping.Scan(self._node, initial_state, scan_func))
+
+    def group_by_window(self, key_func, reduce_func, window_size=None,
+                        window_size_func=None, name=None):
+        """Group elements by ``key_func(element)`` (an int64 scalar); each full window of
+        a key (``window_size`` elements, or ``window_size_func(key)``) is given with its
+        key to ``reduce_func(key, window_dataset)``, whose datasets are concatenated. At
+        the end the unfinished windows follow, by increasing key.
+
+        >>> import tapegrad as tf
+        >>> ds = tf.data.Dataset.range(7).group_by_window(
+        ...     lambda x: x % 2, lambda k, w: w.batch(3), window_size=3)
+        >>> [b.numpy().tolist() for b in ds]
+        [[0, 2, 4], [1, 3, 5], [6]]
+        """
+        if (window_size is None) == (window_size_func is None):
+            # TensorFlow's message for both cases, none and both given
+            raise ValueError("Either the `window_size` argument or the `window_size_func` "
+                             "argument must be specified.")
+        if window_size_func is None:
+            size = Tensor._wrap(np.asarray(_count(window_size, "window_size"), np.int64))
+
+            def window_size_func(key):
+                return size
+        return Dataset(grouping.GroupByWindow(self._node, key_func, reduce_func,
+                                              window_size_func, Dataset))
 
     def get_single_element(self, name=None):
         """The one element of a dataset of exactly one element."""

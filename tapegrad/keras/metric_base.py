@@ -61,5 +61,9 @@ class Metric:
     def get_config(self):
         return {"name": self.name, "dtype": self.dtype}
 
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"

@@ -254,7 +254,8 @@ def get(identifier):
         return identifier
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier) or {c.__name__: c for c in (
-            *_BY_NAME.values(), LogCoshError, RootMeanSquaredError, *_CONFUSION)}.get(identifier)
+            *_BY_NAME.values(), LogCoshError, RootMeanSquaredError, *_CONFUSION)}.get(
+            identifier) or _SNAKE.get(identifier)
         if cls is not None:
             return cls(name=identifier) if identifier in _BY_NAME else cls()
     elif isinstance(identifier, type) and issubclass(identifier, Metric):
@@ -268,9 +269,13 @@ from tapegrad.keras.confusion_metrics import (  # noqa: E402,F401
     AUC, FalseNegatives, FalsePositives, MeanIoU, Precision, Recall, TrueNegatives,
     TruePositives)
 
-_CONFUSION = (AUC, FalseNegatives, FalsePositives, MeanIoU, Precision, Recall, TrueNegatives,
+from tapegrad.keras.score_metrics import F1Score, FBetaScore, R2Score  # noqa: E402,F401
+
+_CONFUSION = (AUC, F1Score, FBetaScore, R2Score, FalseNegatives, FalsePositives, MeanIoU, Precision, Recall, TrueNegatives,
               TruePositives)
 _BY_NAME.update({"auc": AUC, "precision": Precision, "recall": Recall,
                  "true_positives": TruePositives, "false_positives": FalsePositives,
                  "true_negatives": TrueNegatives, "false_negatives": FalseNegatives,
                  "root_mean_squared_error": RootMeanSquaredError})
+# Keras's snake-case names of these classes make them with their default names
+_SNAKE = {"f1_score": F1Score, "f_beta_score": FBetaScore, "r2_score": R2Score}

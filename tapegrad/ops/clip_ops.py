@@ -1,6 +1,10 @@
 """``tf.clip_by_global_norm`` and ``tf.linalg.global_norm``, with TensorFlow's arithmetic:
 the norm is the square root of twice the summed ``l2_loss`` of the tensors, and the scale
-``clip_norm * min(1 / norm, 1 / clip_norm)`` is NaN for an infinite or NaN norm."""
+``clip_norm * min(1 / norm, 1 / clip_norm)`` is NaN for an infinite or NaN norm; and
+``tf.dtypes.saturate_cast``, a clamp then a cast."""
+import numpy as np
+
+from tapegrad.core.dtypes import as_dtype
 from tapegrad.core.tensor import Tensor
 from tapegrad.ops import array_ops, math_ops, nn_ops
 from tapegrad.ops._convert import tensor
@@ -44,3 +48,67 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     clipped = [None if t is None else tensor(t) * array_ops.cast(scale, tensor(t).dtype)
                for t in t_list]
     return clipped, norm
+
+
+def _range(dtype):
+    """The finite extremes of a numeric dtype, exactly (Python ints, or the floats' own)."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        return info.min, info.max
+    raise TypeError(f"Cannot find minimum value of {dtype.name}.")
+
+
+def _limit(value, src, toward_zero_if):
+    """``value`` in the source dtype, moved toward zero while ``toward_zero_if`` holds of it
+    (a float limit that rounds beyond the target's range)."""
+    if src.kind in "iu":
+        return src.type(int(value))
+    v = src.type(value)
+    while toward_zero_if(v):
+        v = np.nextafter(v, src.type(0))
+    return v
+
+
+def saturate_cast(value, dtype, name=None):
+    """``value`` cast to ``dtype``, clamped first to the part of ``dtype``'s range that the
+    input's dtype can represent (TensorFlow's saturate_cast: float32 3e9 to int32 is
+    2147483520, the largest float32 below 2**31). A complex input to a real dtype keeps its
+    real part.
+
+    >>> import tapegrad as tf
+    >>> tf.dtypes.saturate_cast([300.7, -5.2, 12.9], tf.uint8).numpy().tolist()
+    [255, 0, 12]
+    """
+    x = tensor(value)
+    out = np.dtype(as_dtype(dtype))
+    real_out = _REAL.get(out, out)
+    if x.dtype.kind == "c":
+        if out.kind == "c":  # real and imaginary parts clamped alike
+            parts = [_clamp(f(x), real_out) for f in (math_ops.real, math_ops.imag)]
+            return array_ops.cast(math_ops.complex(*parts), out)
+        x = math_ops.real(x)
+    return array_ops.cast(_clamp(x, real_out), out)
+
+
+_REAL = {np.dtype("complex64"): np.dtype("float32"), np.dtype("complex128"): np.dtype("float64")}
+
+
+def _clamp(x, target):
+    """``x`` clamped, in its own dtype, to the values that fit ``target``'s range. The
+    limits are found exactly (Python ints, exact float comparisons): TensorFlow compares in
+    a promoted dtype, which rounds int64's 2**63 - 1 up to 2**63 and lets the limit
+    overflow (its float64 -> int64 of 1e30 is -2**63)."""
+    src = x.dtype
+    (s_lo, s_hi), (d_lo, d_hi) = _range(src), _range(target)
+    lo = _limit(max(s_lo, d_lo), src, lambda v: np.isfinite(v) and _exact(v) < _exact(d_lo))
+    hi = _limit(min(s_hi, d_hi), src, lambda v: np.isfinite(v) and _exact(v) > _exact(d_hi))
+    return math_ops.clip_by_value(x, tensor(np.array(lo, src)), tensor(np.array(hi, src)))
+
+
+def _exact(v):
+    """A number as an exact rational (floats too), for comparisons across dtypes."""
+    from fractions import Fraction
+    return Fraction(int(v)) if isinstance(v, (int, np.integer)) else Fraction(float(v))

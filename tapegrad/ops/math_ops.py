@@ -3,6 +3,7 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
+from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops._convert import axes, axis1, binary, cast, tensor
 from tapegrad.primitives import elementwise
 from tapegrad.primitives import reductions
@@ -133,6 +134,21 @@ def round(x, name=None):
     """
     x = tensor(x)
     return x if x.dtype.kind in "iub" else _round(x)
+
+
+def rint(x, name=None):
+    """The nearest integer, halves to even, as a float of ``x``'s dtype (no gradient);
+    floats only, as in TensorFlow.
+
+    >>> import tapegrad as tf
+    >>> tf.math.rint([0.5, 1.5, -2.5, 3.7]).numpy().tolist()
+    [0.0, 2.0, -2.0, 4.0]
+    """
+    x = tensor(x)
+    if x.dtype.kind != "f":
+        raise InvalidArgumentError(f"Value for attr 'T' of {x.dtype.name} is not in the list "
+                                   "of allowed values: bfloat16, half, float, double")
+    return _round(x)
 logical_not = _unary(elementwise.logical_not_p, "Elementwise not of a bool tensor.")
 is_nan = _unary(elementwise.isnan_p, "True where x is NaN.")
 is_finite = _unary(elementwise.isfinite_p, "True where x is finite.")

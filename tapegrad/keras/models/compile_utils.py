@@ -100,13 +100,17 @@ class _CompiledMetrics:
         multi = isinstance(y_pred, (list, tuple, dict)) and len(preds) > 1
         names = _names(self.output_names, len(preds))
         trues = _outputs(y_true, self.output_names) if multi else None
-        metrics, plan, taken = [], [], set()
+        metrics, plan, taken, counters = [], [], set(), {}
 
         def add(m, i, weighted):
             prefix = "" if i is None else f"{names[i]}_"
-            if weighted and prefix + m.name in taken:  # Keras: {output}_weighted_{name}
-                m.name = f"weighted_{m.name}"
-            m.name = prefix + m.name
+            name = prefix + m.name
+            if weighted and name in taken:  # Keras: {output}_weighted_{name}
+                name = f"{prefix}weighted_{m.name}"
+            if name in taken:  # Keras: a repeated name gets _1, _2, ...
+                counters[name] = counters.get(name, 0) + 1
+                name = f"{name}_{counters[name]}"
+            m.name = name
             taken.add(m.name)
             metrics.append(m)
             plan.append((i, weighted))

@@ -23,6 +23,7 @@ class _TensorOps:
     """The rule's operations on tensors; writes are ``Variable.assign``."""
     sqrt, square, maximum = staticmethod(tf.sqrt), staticmethod(tf.square), staticmethod(
         tf.maximum)
+    minimum = staticmethod(tf.minimum)
     abs, sign = staticmethod(tf.abs), staticmethod(tf.sign)
 
     @staticmethod
@@ -44,7 +45,7 @@ class _TensorOps:
 
 class _ArrayOps:
     """The same operations on the variables' arrays, for an eager step nothing records."""
-    sqrt, square, maximum, power = np.sqrt, np.square, np.maximum, np.power
+    sqrt, square, maximum, minimum, power = np.sqrt, np.square, np.maximum, np.minimum, np.power
     abs, sign = np.abs, np.sign
 
     @staticmethod
@@ -153,8 +154,11 @@ class Optimizer:
             return
         self._trainable_variables = list(var_list)
         self._index = {id(v): i for i, v in enumerate(var_list)}
-        self._slot_vars = [self.add_optimizer_variables(var_list, s, self._slot_initializer)
-                           for s in self._slots]
+        inits = self._slot_initializer  # one for every slot, or one per slot (Ftrl)
+        if not isinstance(inits, (list, tuple)):
+            inits = [inits] * len(self._slots)
+        self._slot_vars = [self.add_optimizer_variables(var_list, s, init)
+                           for s, init in zip(self._slots, inits)]
         # each variable's slots, in ``_slots`` order
         self._var_slots = {id(v): [s[i] for s in self._slot_vars]
                            for i, v in enumerate(var_list)}
