@@ -38,6 +38,12 @@ LAYERS = [
                                                      "activation": "relu"}, (2, 7, 6, 2)),
     ("depthwise2d_dilated_nobias", "DepthwiseConv2D", {"kernel_size": 2, "dilation_rate": 2,
                                                        "use_bias": False}, (1, 6, 6, 3)),
+    ("depthwise2d_strided_dilated", "DepthwiseConv2D", {"kernel_size": 3, "strides": 2,
+                                                        "dilation_rate": 2,
+                                                        "padding": "same"}, (1, 9, 8, 2)),
+    ("separable1d_strided_dilated", "SeparableConv1D", {"filters": 3, "kernel_size": 2,
+                                                        "strides": 2, "dilation_rate": 3},
+     (2, 11, 2)),
     ("depthwise2d_cf", "DepthwiseConv2D", {"kernel_size": 3, "depth_multiplier": 3, **CF},
      (2, 2, 6, 5)),
     ("depthwise1d", "DepthwiseConv1D", {"kernel_size": 3, "depth_multiplier": 2,
@@ -227,11 +233,52 @@ def nn_cases(arrays, manifest):
                                       "dilations": dilations})
 
 
+# keras.ops: (case name, op, input shape, kernel shapes, keyword arguments)
+OPS = [
+    ("conv2d_same_strided", "conv", (2, 7, 6, 3), [(3, 3, 3, 4)], {"strides": 2,
+                                                                   "padding": "same"}),
+    ("conv1d_grouped_dilated_cf", "conv", (2, 4, 9), [(3, 2, 4)],
+     {"dilation_rate": 2, "data_format": "channels_first"}),
+    ("conv3d", "conv", (1, 4, 5, 4, 2), [(2, 2, 2, 2, 3)], {}),
+    ("depthwise2d", "depthwise_conv", (2, 6, 6, 3), [(3, 3, 3, 2)], {"padding": "same"}),
+    ("depthwise1d_strided_dilated", "depthwise_conv", (1, 12, 2), [(3, 2, 2)],
+     {"strides": 2, "dilation_rate": 2}),
+    ("separable2d_cf", "separable_conv", (1, 2, 7, 7), [(3, 3, 2, 2), (1, 1, 4, 3)],
+     {"strides": 2, "data_format": "channels_first"}),
+    ("conv_transpose2d", "conv_transpose", (2, 4, 3, 3), [(3, 3, 2, 3)], {"strides": 2}),
+    ("conv_transpose1d_same_op", "conv_transpose", (2, 5, 2), [(4, 3, 2)],
+     {"strides": 3, "padding": "same", "output_padding": 1}),
+    ("conv_transpose3d_cf", "conv_transpose", (1, 2, 2, 3, 2), [(2, 2, 2, 3, 2)],
+     {"strides": 2, "data_format": "channels_first"}),
+    ("max_pool2d_same", "max_pool", (2, 5, 6, 3), [], {"pool_size": 3, "strides": 2,
+                                                       "padding": "same"}),
+    ("average_pool1d_cf", "average_pool", (2, 3, 7), [], {"pool_size": 2,
+                                                          "data_format": "channels_first"}),
+    ("average_pool3d_same", "average_pool", (1, 3, 5, 4, 2), [], {"pool_size": 2,
+                                                                  "padding": "same"}),
+]
+
+
+def ops_cases(arrays, manifest):
+    import keras
+
+    rng = np.random.default_rng(20261214)
+    for name, op, shape, kernels, kwargs in OPS:
+        x = rng.normal(size=shape).astype("float32")
+        ks = [rng.normal(size=k).astype("float32") for k in kernels]
+        out = np.asarray(getattr(keras.ops, op)(x, *ks, **kwargs))
+        arrays[f"ops/{name}/x"], arrays[f"ops/{name}/output"] = x, out
+        for i, k in enumerate(ks):
+            arrays[f"ops/{name}/kernel{i}"] = k
+        manifest["ops"].append({"name": name, "op": op, "kernels": len(ks),
+                                "kwargs": kwargs})
+
+
 PARTS = {"layers": ("jax", layer_cases), "fits": ("tensorflow", fit_cases),
-         "nn": ("tensorflow", nn_cases)}
+         "nn": ("tensorflow", nn_cases), "ops": ("tensorflow", ops_cases)}
 
 
-KEYS = ("layers", "fits", "separable")
+KEYS = ("layers", "fits", "separable", "ops")
 
 
 def main():

@@ -261,3 +261,13 @@ def test_tf_nn_separable_conv2d_errors():
         tf.nn.separable_conv2d(x, d, tf.ones((2, 1, 2, 3)), [1, 1, 1, 1], "VALID")
     with pytest.raises(ValueError, match="rank 4"):
         tf.nn.separable_conv2d(x, d, tf.ones((2, 3)), [1, 1, 1, 1], "VALID")
+
+
+@pytest.mark.parametrize("case", MANIFEST["ops"], ids=lambda c: c["name"])
+def test_keras_ops_convolutions_and_pools_match_keras(case):
+    """keras.ops.conv, depthwise_conv, separable_conv, conv_transpose, max_pool and
+    average_pool, as Keras 3.15 (TensorFlow backend) computes them."""
+    p = f"ops/{case['name']}"
+    kernels = [DATA[f"{p}/kernel{i}"] for i in range(case["kernels"])]
+    out = getattr(keras.ops, case["op"])(DATA[f"{p}/x"], *kernels, **case["kwargs"])
+    _close(out, DATA[f"{p}/output"])

@@ -10,7 +10,7 @@ output sizes. ``data_format='channels_first'`` takes ``(batch, channels, ...)`` 
 ((2, 8, 8, 4), (3, 3, 3, 4))
 """
 from tapegrad.keras import _tf as tf
-from tapegrad.keras import activations, backend, initializers
+from tapegrad.keras import activations, backend, initializers, ops
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
 
@@ -26,7 +26,6 @@ def _tuple(value, rank, name):
 
 
 _NC_FORMATS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
-_NL_FORMATS = {1: "NWC", 2: "NHWC", 3: "NDHWC"}
 
 
 class _Conv(Layer):
@@ -131,17 +130,6 @@ class Conv2D(_Conv):
         super().__init__(filters, kernel_size, strides=strides, padding=padding, **kwargs)
 
 
-def deconv_output_length(length, kernel_size, padding, output_padding, stride, dilation):
-    """Keras's output size of a transposed convolution along one axis."""
-    kernel_size = kernel_size + (kernel_size - 1) * (dilation - 1)
-    if output_padding is None:
-        if padding == "valid":
-            return length * stride + max(kernel_size - stride, 0)
-        return length * stride
-    pad = kernel_size // 2 if padding == "same" else 0
-    return (length - 1) * stride + kernel_size - 2 * pad + output_padding
-
-
 class Conv3D(_Conv):
     """3D convolution over ``(batch, depth, height, width, channels)``."""
     rank = 3
@@ -171,18 +159,8 @@ class _ConvTranspose(_Conv):
         return self.kernel_size + (self.filters, channels)
 
     def _convolve(self, inputs):
-        ops = self.output_padding or (None,) * self.rank
-        spatial = inputs.shape[2:] if self._cf else inputs.shape[1:-1]
-        sizes = [deconv_output_length(n, k, self.padding, op, s, d) for n, k, op, s, d in zip(
-            spatial, self.kernel_size, ops, self.strides, self.dilation_rate)]
-        shape = ([inputs.shape[0], self.filters] + sizes if self._cf
-                 else [inputs.shape[0]] + sizes + [self.filters])
-        op = (tf.nn.conv1d_transpose, tf.nn.conv2d_transpose, tf.nn.conv3d_transpose)[
-            self.rank - 1]
-        return op(inputs, self.kernel, shape, strides=list(self.strides),
-                  padding=self.padding.upper(),
-                  data_format=_NC_FORMATS[self.rank] if self._cf else _NL_FORMATS[self.rank],
-                  dilations=list(self.dilation_rate))
+        return ops.conv_transpose(inputs, self.kernel, self.strides, self.padding,
+                                  self.output_padding, self.data_format, self.dilation_rate)
 
     def get_config(self):
         config = {**super().get_config(), "output_padding": self.output_padding}

@@ -1,6 +1,6 @@
 """Depthwise and separable convolutions: ``DepthwiseConv1D/2D``, ``SeparableConv1D/2D``.
 
-Both are grouped convolutions (``tf.nn.convolution`` with one group per input channel), so
+Both are grouped convolutions (``keras.ops.depthwise_conv``: one group per input channel), so
 they differentiate to any order and compile like ``Conv2D``. The depthwise kernel has
 Keras's shape ``kernel_size + (channels, depth_multiplier)``; output channel
 ``c * depth_multiplier + m`` is channel ``c`` convolved with its filter ``m``, as in
@@ -16,7 +16,8 @@ Keras's shape ``kernel_size + (channels, depth_multiplier)``; output channel
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import activations, backend, initializers
 from tapegrad.keras.layers.base import Layer
-from tapegrad.keras.layers.convolutional import _NC_FORMATS, _tuple
+from tapegrad.keras import ops
+from tapegrad.keras.layers.convolutional import _tuple
 from tapegrad.keras.layers.input_spec import InputSpec
 
 
@@ -84,17 +85,11 @@ class _DepthwiseConv(Layer):
         channels, self.kernel = self._build_depthwise(input_shape, "kernel")
         self.bias = self._add_bias(channels * self.depth_multiplier)
 
-    def _conv(self, inputs, kernel, padding=None, strides=None, dilations=None):
-        return tf.nn.convolution(inputs, kernel, strides=list(strides or self.strides),
-                                 padding=(padding or self.padding).upper(),
-                                 dilations=list(dilations or self.dilation_rate),
-                                 data_format=_NC_FORMATS[self.rank] if self._cf else None)
-
     def _depthwise(self, inputs, kernel):
-        # (K..., C, M) -> (K..., 1, C * M): one group per input channel, output c * M + m
-        shape = tuple(kernel.shape)
-        grouped = tf.reshape(kernel, shape[:-2] + (1, shape[-2] * shape[-1]))
-        return self._conv(inputs, grouped)
+        # keras.ops' convolutions, as Keras's layers: they take strides and dilations > 1
+        # together (Keras's Conv layers refuse them)
+        return ops.depthwise_conv(inputs, kernel, self.strides, self.padding, self.data_format,
+                                  self.dilation_rate)
 
     def _finish(self, x):
         if self.bias is not None:
@@ -166,9 +161,9 @@ class _SeparableConv(_DepthwiseConv):
         self.bias = self._add_bias(self.filters)
 
     def call(self, inputs):
-        x = self._depthwise(inputs, self.depthwise_kernel)
-        ones = (1,) * self.rank
-        return self._finish(self._conv(x, self.pointwise_kernel, "valid", ones, ones))
+        return self._finish(ops.separable_conv(
+            inputs, self.depthwise_kernel, self.pointwise_kernel, self.strides, self.padding,
+            self.data_format, self.dilation_rate))
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters}
