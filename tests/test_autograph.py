@@ -819,3 +819,22 @@ def test_staged_loops_under_a_none_dimension_signature():
         a = np.arange(2.0 * n).reshape(n, 2)
         np.testing.assert_array_equal(f(tf.constant(a)).numpy(),
                                       sum(a[i] * i for i in range(n)))
+
+
+def test_tf_cond_branches_may_assign_variables_and_print(capsys):
+    v, w = tf.Variable(1.0), tf.Variable(0.0)
+
+    @tf.function
+    def f(x):
+        def yes():
+            v.assign(v * 3.0)
+            tf.print("pos", x, output_stream=sys.stdout)
+            return x * 2.0
+
+        def no():
+            w.assign_add(1.0)
+            return x
+        return tf.cond(x > 0, yes, no)
+    results = [float(f(tf.constant(a))) for a in (2.0, -2.0, 1.0)]
+    assert results == [4.0, -2.0, 2.0] and (float(v), float(w)) == (9.0, 1.0)
+    assert capsys.readouterr().out == "pos 2.0\npos 1.0\n" and f.trace_count == 1

@@ -128,14 +128,14 @@ def test_closures_over_traced_values_and_variables():
     assert float(t.gradient(y, v)) == 2.0
 
 
-def test_assigning_a_variable_in_a_traced_branch_is_refused():
+def test_a_variable_assigned_in_a_traced_branch_is_a_cond_output_assigned_after():
     v = tf.Variable(0.0)
 
     @tf.function
     def f(x):
-        return tf.cond(x > 0, lambda: v.assign(x) and x, lambda: x)
-    with pytest.raises(NotImplementedError, match="Assigning a tf.Variable"):
-        f(tf.constant(1.0))
+        return tf.cond(x > 0, lambda: (v.assign(x), x * 2.0)[1], lambda: x)
+    assert float(f(tf.constant(1.5))) == 3.0 and float(v) == 1.5
+    assert float(f(tf.constant(-4.0))) == -4.0 and float(v) == 1.5  # the other branch
 
 
 def test_traced_branches_must_agree():

@@ -260,14 +260,24 @@ def _any(p):
 # -- staged (traced) control flow -------------------------------------------------------------------
 def _staged_cond(pred, true_fn, false_fn, operands):
     types = [(tuple(x.shape), x.dtype) for x in operands]
-    tp, t_ext, t_tree, t_flat = trace.trace(true_fn, types, "true_fn", bundle=True)
-    fp, f_ext, f_tree, _ = trace.trace(false_fn, types, "false_fn", bundle=True)
+    tp, t_ext, t_tree, t_flat, t_set = trace.trace(true_fn, types, "true_fn", bundle=True,
+                                                   updates=True)
+    fp, f_ext, f_tree, _, f_set = trace.trace(false_fn, types, "false_fn", bundle=True,
+                                              updates=True)
     _same_types(t_tree, f_tree, "cond", "true_fn", "false_fn")
     extras = trace.union(t_ext, f_ext)
     n = len(operands)
     tp, fp = trace.align(tp, n, t_ext, extras), trace.align(fp, n, f_ext, extras)
     args = [pred] + list(operands) + [trace.outer_value(e) for e in extras]
     groups = trace.dtype_groups([(tuple(t.shape), t.dtype) for t in t_flat])
+    assigned = trace.union(t_set, f_set)
+    if assigned:  # a variable either branch assigns: one more output each (else passed through)
+        tp = trace.passing(tp, n, extras, t_set, assigned, len(groups))
+        fp = trace.passing(fp, n, extras, f_set, assigned, len(groups))
+    for k, v in enumerate(assigned):  # assigned after the cond, to the branch's value
+        v.assign(cond_p.bind_raw(
+            *args, true_branch=make_subprogram(trace.select(tp, [len(groups) + k])),
+            false_branch=make_subprogram(trace.select(fp, [len(groups) + k]))))
     flat = [None] * len(t_flat)
     for g, idx in enumerate(groups):
         packed = cond_p.bind_raw(*args, true_branch=make_subprogram(trace.select(tp, [g])),

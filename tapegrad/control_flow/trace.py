@@ -80,10 +80,8 @@ def trace(fn, in_types, name, bundle=False, lift_concrete=None, updates=False):
                             updates=())
     if prog.updates:
         raise NotImplementedError(
-            "Assigning a tf.Variable (or calling tf.print) inside a branch of a traced "
-            "tapegrad.cond is not supported; write it as a Python `if` on the tensor (which "
-            "tapegrad.function converts, assignments included), or return the new value and "
-            "assign it after the cond.")
+            f"Assigning a tf.Variable (or calling tf.print) inside {name} is not supported "
+            "here; return the new value and assign it after it.")
     extras = [t for t, _ in b.outer.values()] + list(b.variables)
     inputs = prog.inputs + tuple(v for _, v in b.outer.values()) + prog.captures
     prog = prog.replace(inputs=inputs, captures=())
@@ -112,6 +110,16 @@ def align(program, n, extras, everything):
         ins.append(v if v is not None else Var(names("u"), tuple(int(s) for s in e.shape),
                                                   np.dtype(e.dtype)))
     return program.replace(inputs=tuple(ins))
+
+
+def passing(program, n, extras, mine, assigned, k):
+    """A branch whose outputs after its first ``k`` are the values it gave the variables
+    ``mine`` (in order): now one per variable of ``assigned``, the variable's input (its
+    value before the branch) where this branch does not assign it."""
+    done = {id(v): o for v, o in zip(mine, program.outputs[k:])}
+    at = {id(e): program.inputs[n + j] for j, e in enumerate(extras)}
+    return program.replace(outputs=program.outputs[:k] + tuple(
+        done.get(id(v), at[id(v)]) for v in assigned))
 
 
 def carried(cond, body, n, extras, assigned):
