@@ -140,3 +140,124 @@ def test_a_cache_blocked_loop_leaves_a_row_blocked_matmul_whole(small_path):
     assert_same_bits(got.numpy(), f(tf.constant(x)).numpy())
     src = cf.get_concrete_function(tf.TensorSpec(x.shape, tf.float32)).source()
     assert "matmul_2d(" in src
+
+
+# -- inner blocks: x.T @ g summed over blocks of the inner axis ------------------------------
+# (m, k, n) on both sides of each threshold; True where the rule blocks the inner axis
+INNER_SHAPES = [
+    ((32, 1024, 32), True),    # k = 2 blocks of inner_block(32, 32) = 512 (2^20 > SMALL_GEMM)
+    ((32, 1023, 32), False),   # one block and a tail: the GEMM is as good as small already
+    ((32, 2048, 32), True),    # m * n = 1024 = MIN_MN
+    ((31, 2048, 33), False),   # 1023: a small result loses
+    ((64, 2048, 64), True),    # 4096 = MAX_MN (blocks of 128)
+    ((64, 2048, 65), False),   # 4160: a large result loses
+    ((64, 4096, 64), True),    # m * k * n = 2^24 = MAX_WORK
+    ((64, 4097, 64), False),   # past MAX_WORK: the GEMM keeps its BLAS threads
+    ((32, 1100, 32), True),    # two blocks and a tail of 76
+    ((48, 2000, 48), True),    # blocks of 256 (48 * 48 * 512 > SMALL_GEMM), a tail of 208
+    ((4, 2048, 256), True),    # skinny results
+    ((256, 2048, 4), True),
+]
+
+
+def _inner_operands(m, k, n, dtype, seed=0):
+    """``a`` F-ordered (the transpose of a C-ordered (k, m) array, as ``x.T``), ``b`` C-ordered."""
+    x, b = _operands(k, m, n, dtype, seed)[0], _operands(k, n, 1, dtype, seed + 1)[0]
+    return x.T, b
+
+
+def _by_inner_blocks(a, b):
+    """The rule's numbers, written out: a GEMM per block of inner indices, summed in order,
+    plus the tail's GEMM."""
+    m, k = a.shape
+    kb = small_gemm.inner_block(m, b.shape[1])
+    k0 = k - k % kb
+    out = a[:, :kb] @ b[:kb]
+    for i in range(kb, k0, kb):
+        out = out + a[:, i:i + kb] @ b[i:i + kb]
+    if k0 < k:
+        out = out + a[:, k0:] @ b[k0:]
+    return out
+
+
+@pytest.mark.parametrize("shape, blocked", INNER_SHAPES)
+def test_inner_blocks_cost_model_on_both_sides_of_each_threshold(shape, blocked, small_path):
+    assert small_gemm.inner_blocked_shape(*shape, np.float32) is blocked
+    assert small_gemm.inner_blocked_shape(*shape, np.float64) is blocked
+    assert not small_gemm.inner_blocked_shape(*shape, np.int64)  # floats only
+    assert not small_gemm.inner_blocked_shape(*shape, np.complex64)
+    assert not blocked_shape(*shape, np.float32)  # never both rules
+
+
+def test_no_inner_blocks_without_the_small_path(monkeypatch):
+    monkeypatch.setattr(small_gemm, "HAS_SMALL_PATH", False)
+    assert not small_gemm.inner_blocked_shape(32, 2048, 32, np.float32)
+    a, b = _inner_operands(32, 2048, 32, np.float32)
+    with np.errstate(invalid="ignore"):
+        assert_same_bits(linalg.matmul_2d(a, b), a @ b)
+
+
+@pytest.mark.parametrize("shape, blocked", INNER_SHAPES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_eager_inner_blocked_matmul_is_the_rule_written_out(shape, blocked, dtype, small_path):
+    a, b = _inner_operands(*shape, dtype)
+    assert a.flags.f_contiguous and b.flags.c_contiguous
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = _by_inner_blocks(a, b) if blocked else a @ b
+        if blocked:
+            assert_same_bits(small_gemm.matmul_inner(a, b), want)
+        assert_same_bits(tf.matmul(a, b).numpy(), want)
+        out = np.empty_like(want)
+        assert linalg.matmul_2d(a, b, out) is out
+        assert_same_bits(out, want)
+        # a C-ordered left operand: the plain GEMM (the rule takes transposes only)
+        c = np.ascontiguousarray(a)
+        assert_same_bits(linalg.matmul_2d(c, b), c @ b)
+
+
+def test_inner_blocks_of_zeros_nan_and_inf(small_path):
+    """-0.0 products, NaN and inf in one block reach the sum as they reach the rule's GEMMs."""
+    a, b = _inner_operands(32, 1100, 32, np.float32)
+    a = a.copy(order="F")
+    a[3, :] = -0.0
+    a[4, 700] = np.inf
+    b[5, :] = np.nan
+    with np.errstate(invalid="ignore", over="ignore"):
+        assert_same_bits(linalg.matmul_2d(a, b), _by_inner_blocks(a, b))
+
+
+@pytest.mark.parametrize("m", [2048, 1000, 511])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_weight_gradients_compiled_cached_and_interpreted_have_eager_bits(m, dtype, small_path):
+    """A dense network's weight gradients (x.T @ g: inner blocks at m = 2048 and 1000 rows,
+    plain at 511), eager, compiled (twice), by the derivative cache and interpreted."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((m, 32)).astype(dtype)
+    w1 = (rng.standard_normal((32, 32)) / 6).astype(dtype)
+    w2 = (rng.standard_normal((32, 32)) / 6).astype(dtype)
+    x[5, 3] = np.nan
+    x[6, :] = -0.0
+    assert small_gemm.inner_blocked_shape(32, m, 32, dtype) is (m >= 1024)
+
+    def f(x, w1, w2):
+        with tf.GradientTape() as t:
+            t.watch([w1, w2])
+            h = tf.tanh(tf.matmul(x, w1))
+            loss = tf.reduce_sum(tf.tanh(tf.matmul(h, w2)))
+        return t.gradient(loss, [w1, w2])
+
+    with np.errstate(all="ignore"):
+        args = [tf.constant(v) for v in (x, w1, w2)]
+        want = [v.numpy() for v in f(*args)]
+        for _ in range(3):  # the third eager gradient is the derivative cache's program
+            for u, v in zip(f(*args), want):
+                assert_same_bits(u.numpy(), v)
+        cf = tf.function(f)
+        for _ in range(2):
+            for u, v in zip(cf(x, w1, w2), want):
+                assert_same_bits(u.numpy(), v)
+        for u, v in zip(interpret(trace(f, x, w1, w2), x, w1, w2), want):
+            assert_same_bits(u, v)
+        if m >= 1024:  # and the rule is what ran
+            g = tf.tanh(tf.matmul(args[0], args[1])).numpy()
+            assert small_gemm.inner_blocked(g.T, g)

@@ -21,7 +21,8 @@ from tapegrad.primitives.shape import reshape_p
 from tapegrad.core.tensor import Tensor
 from tapegrad.primitives.params import check_bool, fail
 from tapegrad.primitives.families import broadcast_shapes, xp
-from tapegrad.util.small_gemm import SMALL_GEMM, matmul_rows, row_blocked
+from tapegrad.util.small_gemm import (SMALL_GEMM, inner_blocked, matmul_inner,
+    matmul_rows, row_blocked)
 
 
 def _mT(x):
@@ -140,7 +141,9 @@ def matmul_2d(a, b, out=None):
     - a few rows times a large F-ordered matrix (``g @ W.T``): ``(W @ g.T).T``, in C order;
     - a small F-ordered right matrix: copied into C order first;
     - a tall C-ordered matrix times a small one: GEMMs of 64 rows each, where NumPy's BLAS
-      has a faster path for small problems (``util/small_gemm.py``, its cost model).
+      has a faster path for small problems (``util/small_gemm.py``, its cost model);
+    - a transposed tall matrix times a tall one (``x.T @ g``, a weight gradient): GEMMs over
+      blocks of the inner axis, summed in order, on that same path (``util/small_gemm.py``).
 
     ``out``: a C-contiguous buffer of the result's shape and dtype to write into (the same
     numbers: the same BLAS call or multiply). Example::
@@ -148,8 +151,11 @@ def matmul_2d(a, b, out=None):
         matmul_2d(np.ones((2, 3)), np.broadcast_to(np.ones((1, 4)), (3, 4)))  # (2, 4) of 3.0
     """
     if b.flags.c_contiguous and a.flags.forc and a.shape[-1] != 1:  # x @ W: nothing to do
-        if a.size * b.shape[1] > SMALL_GEMM and a.ndim == 2 and row_blocked(a, b):
-            return matmul_rows(a, b, out)
+        if a.size * b.shape[1] > SMALL_GEMM and a.ndim == 2:
+            if row_blocked(a, b):
+                return matmul_rows(a, b, out)
+            if inner_blocked(a, b):
+                return matmul_inner(a, b, out)
         return a @ b if out is None else xp.matmul(a, b, out=out)
     if a.ndim == 2 and b.ndim == 2 and outer_product(a, b):
         return xp.multiply(a, b, out=out)  # one product an element: no layout matters
@@ -166,9 +172,11 @@ def matmul_2d(a, b, out=None):
                 return xp.ascontiguousarray((b.T @ a.T).T)
             out[...] = (b.T @ a.T).T
             return out
-    if a.size * b.shape[1] > SMALL_GEMM and a.ndim == 2 and b.flags.c_contiguous and \
-            row_blocked(a, b):
-        return matmul_rows(a, b, out)
+    if a.size * b.shape[1] > SMALL_GEMM and a.ndim == 2 and b.flags.c_contiguous:
+        if row_blocked(a, b):
+            return matmul_rows(a, b, out)
+        if inner_blocked(a, b):
+            return matmul_inner(a, b, out)
     return a @ b if out is None else xp.matmul(a, b, out=out)
 
 

@@ -6,7 +6,7 @@ orders equations and loops, ``render_region`` writes a loop's source.
 
 from tapegrad.primitives.linalg import matmul_p
 from tapegrad.primitives.shape import reshape_p
-from tapegrad.trace.emit_forms import row_blocks, ufunc_of
+from tapegrad.trace.emit_forms import gemm_blocks, ufunc_of
 
 # --------------------------------------------------------------------------
 # A batched matmul whose result is large, followed by elementwise ops and a matmul that shrinks
@@ -63,7 +63,7 @@ def _blockable(e, region, n):
         if a.ndim < 2 or b.ndim < 2:
             return None
         if a.name in rows and b.name not in rows and b.ndim == 2:
-            if row_blocks(a, b):  # matmul_2d's own row blocks decide its bits: not ours
+            if gemm_blocks(a, b):  # matmul_2d's own blocks decide its bits: not ours
                 return None
             return rows[a.name]  # rows of a times one matrix: row blocks
         if out.ndim < 3 or any(v.shape[0] != out.shape[0] or v.ndim != out.ndim for v in inner):

@@ -104,19 +104,21 @@ def _plain_matmul(a, b, made_by):
     """Whether ``matmul_2d(a, b)`` is ``a @ b`` for any arrays the code can be called with:
     no outer product, the right operand C-contiguous (a new matmul result) and the left one
     contiguous (a new matmul result or its transpose)."""
-    if a.ndim == 2 and b.ndim == 2 and (not _inner_above_one(a) or row_blocks(a, b)):
+    if a.ndim == 2 and b.ndim == 2 and (not _inner_above_one(a) or gemm_blocks(a, b)):
         return False
     return _new_matmul(b, made_by) and (_new_matmul(a, made_by)
                                         or _transposed_new_matmul(a, made_by))
 
 
-def row_blocks(a, b):
+def gemm_blocks(a, b):
     """Whether ``matmul_2d`` may run the 2-D matmul of ``a`` and ``b`` (IR values) as GEMMs
-    of a few rows each (``util/small_gemm.py``): its shapes decide, the layout at run time."""
+    of a few rows or of a few inner indices each (``util/small_gemm.py``): its shapes decide,
+    the layout at run time."""
     shape = tuple(a.shape) + tuple(b.shape[1:])
     return a.ndim == 2 and b.ndim == 2 and \
-        all(isinstance(s, (int, np.integer)) for s in shape) and \
-        small_gemm.blocked_shape(*shape, a.dtype) and a.dtype == b.dtype
+        all(isinstance(s, (int, np.integer)) for s in shape) and a.dtype == b.dtype and \
+        (small_gemm.blocked_shape(*shape, a.dtype)
+         or small_gemm.inner_blocked_shape(*shape, a.dtype))
 
 
 def _outer_product(a, b):
