@@ -124,9 +124,49 @@ def _symbolic_scalar_index(key, x):
     return bind(shape_prims.take_p, x, i, axis=axis)
 
 
+_PLAIN = {}  # a plain key's bounds -> its Index (slices are unhashable before Python 3.12)
+_BOUND = (int, type(None))
+
+
+def _plain_index(key):
+    """The ``Index`` of a key of ints and slices of ints or None (``x[:, 1:2]``: the common
+    case, ~3 us instead of ~10 us by ``_norm_index`` and the broadcast check), or None for
+    any other key."""
+    if type(key) is not tuple:
+        key = (key,)
+    parts = []
+    for k in key:
+        t = type(k)
+        if t is slice:
+            b = (k.start, k.stop, k.step)
+            if type(b[0]) not in _BOUND or type(b[1]) not in _BOUND or type(b[2]) not in _BOUND:
+                return None
+            parts.append(b)
+        elif t is int:
+            parts.append(k)
+        else:
+            return None
+    parts = tuple(parts)
+    idx = _PLAIN.get(parts)
+    if idx is None:
+        if len(_PLAIN) >= 1024:
+            _PLAIN.clear()
+        idx = _PLAIN[parts] = shape_prims.Index(key)
+    return idx
+
+
 def getitem(x, key):
     """``x[key]``: ints, slices with steps, Ellipsis, None, integer and boolean arrays; a
     symbolic integer scalar alone, or with ``:`` elsewhere, gathers along its axis."""
+    if type(x) is Tensor and type(x._value) is np.ndarray:  # a concrete tensor
+        idx = _plain_index(key)
+        if idx is not None:
+            try:  # the view itself checks the index (NumPy's own IndexError)
+                x._value[idx.key]
+            except IndexError as e:
+                raise IndexError(f"Index {key!r} is out of range for a tensor of shape "
+                                 f"{tuple(x.shape)}: {e}") from None
+            return bind(shape_prims.getitem_p, x, index=idx)
     x = tensor(x)
     taken = _symbolic_scalar_index(key, x)
     if taken is not None:
