@@ -77,14 +77,14 @@ def test_plain_keys_take_the_fast_path_with_the_slow_paths_index(key, monkeypatc
     """A key of ints and int slices on a concrete tensor skips ``_norm_index``: the same
     values, the same ``Index`` (tape structures and compiled programs key on it), and the
     slow path's errors."""
-    from tapegrad.ops import indexing_ops as array_ops
+    from tapegrad.ops import indexing_ops
     a = np.arange(12.0).reshape(4, 3)
     seen = []
-    real = array_ops.bind
-    monkeypatch.setattr(array_ops, "bind", lambda p, x, index: seen.append(index) or
+    real = indexing_ops.bind
+    monkeypatch.setattr(indexing_ops, "bind", lambda p, x, index: seen.append(index) or
                         real(p, x, index=index))
     fast = tf.constant(a)[key]
-    monkeypatch.setattr(array_ops, "_plain_index", lambda key: None)
+    monkeypatch.setattr(indexing_ops, "_plain_index", lambda key: None)
     slow = tf.constant(a)[key]
     assert seen[0] == seen[1] and repr(seen[0]) == repr(seen[1])
     assert fast.numpy().tobytes() == slow.numpy().tobytes() == a[key].tobytes()
@@ -93,11 +93,11 @@ def test_plain_keys_take_the_fast_path_with_the_slow_paths_index(key, monkeypatc
 
 @pytest.mark.parametrize("key", [5, (0, 0, 0), (slice(None), 3), -5])
 def test_plain_keys_out_of_range_raise_as_the_slow_path(key, monkeypatch):
-    from tapegrad.ops import indexing_ops as array_ops
+    from tapegrad.ops import indexing_ops
     t = tf.constant(np.arange(12.0).reshape(4, 3))
     with pytest.raises(IndexError, match=r"\(4, 3\)") as fast:
         t[key]
-    monkeypatch.setattr(array_ops, "_plain_index", lambda key: None)
+    monkeypatch.setattr(indexing_ops, "_plain_index", lambda key: None)
     with pytest.raises(IndexError, match=r"\(4, 3\)") as slow:
         t[key]
     assert str(fast.value) == str(slow.value)
