@@ -210,9 +210,16 @@ def test_eager_inner_blocked_matmul_is_the_rule_written_out(shape, blocked, dtyp
         out = np.empty_like(want)
         assert linalg.matmul_2d(a, b, out) is out
         assert_same_bits(out, want)
-        # a C-ordered left operand: the plain GEMM (the rule takes transposes only)
+        # a C-ordered left operand: blocks of columns, the same rule
         c = np.ascontiguousarray(a)
-        assert_same_bits(linalg.matmul_2d(c, b), c @ b)
+        want_c = _by_inner_blocks(c, b) if blocked else c @ b
+        assert_same_bits(linalg.matmul_2d(c, b), want_c)
+        if blocked:
+            assert_same_bits(small_gemm.matmul_inner(c, b), want_c)
+        # neither C- nor F-ordered (a strided view): copied into C order first, then the rule
+        s = np.repeat(c, 2, axis=1)[:, ::2]
+        assert not s.flags.forc
+        assert_same_bits(linalg.matmul_2d(s, b), want_c)
 
 
 def test_inner_blocks_of_zeros_nan_and_inf(small_path):
@@ -239,7 +246,7 @@ def test_weight_gradients_compiled_cached_and_interpreted_have_eager_bits(m, dty
     x[6, :] = -0.0
     assert small_gemm.inner_blocked_shape(32, m, 32, dtype) is (m >= 1024)
 
-    def f(x, w1, w2):
+    def f(x, w1, w2):  # x is an argument: x.T in generated code is a transposed view
         with tf.GradientTape() as t:
             t.watch([w1, w2])
             h = tf.tanh(tf.matmul(x, w1))
@@ -261,3 +268,28 @@ def test_weight_gradients_compiled_cached_and_interpreted_have_eager_bits(m, dty
         if m >= 1024:  # and the rule is what ran
             g = tf.tanh(tf.matmul(args[0], args[1])).numpy()
             assert small_gemm.inner_blocked(g.T, g)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_constant_input_transposed_in_compiled_code_takes_the_rule(dtype, small_path):
+    """A captured input (the data of a training step): its transpose is a C-ordered constant
+    of the compiled program, which the rule blocks by columns; eager bits all the same."""
+    rng = np.random.default_rng(8)
+    x = tf.constant(rng.standard_normal((2048, 32)).astype(dtype))
+    w = tf.constant((rng.standard_normal((32, 32)) / 6).astype(dtype))
+
+    def f(w):
+        with tf.GradientTape() as t:
+            t.watch(w)
+            loss = tf.reduce_mean(tf.tanh(tf.matmul(x, w)) ** 2)
+        return t.gradient(loss, w)
+
+    want = f(w).numpy()
+    cf = tf.function(f)
+    for _ in range(2):
+        assert_same_bits(cf(w).numpy(), want)
+    g = np.ones((2048, 32), dtype)
+    xt = np.ascontiguousarray(x.numpy().T)
+    assert small_gemm.inner_blocked(xt, g)
+    with np.errstate(all="ignore"):
+        assert_same_bits(linalg.matmul_2d(xt, g), _by_inner_blocks(xt, g))

@@ -142,8 +142,8 @@ def matmul_2d(a, b, out=None):
     - a small F-ordered right matrix: copied into C order first;
     - a tall C-ordered matrix times a small one: GEMMs of 64 rows each, where NumPy's BLAS
       has a faster path for small problems (``util/small_gemm.py``, its cost model);
-    - a transposed tall matrix times a tall one (``x.T @ g``, a weight gradient): GEMMs over
-      blocks of the inner axis, summed in order, on that same path (``util/small_gemm.py``).
+    - a wide matrix times a tall one (``x.T @ g``, a weight gradient): GEMMs over blocks of
+      the inner axis, summed in order, on that same path (``util/small_gemm.py``).
 
     ``out``: a C-contiguous buffer of the result's shape and dtype to write into (the same
     numbers: the same BLAS call or multiply). Example::

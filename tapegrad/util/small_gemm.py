@@ -41,9 +41,10 @@ small kernels and their ``nb`` partial products are summed in order (``p0 + p1``
 48x2048x48 0.84 / 0.80, 16x2048x64 0.75 / 0.73, 4x2048x256 0.60 / 0.68, 256x2048x4
 0.36 / 0.38; it loses where the result is smaller (16x2048x16 1.23 / 1.15, 8x2048x8 1.42 /
 1.39: ``MIN_MN``), larger (128x2048x128 1.03 / 1.06: ``MAX_MN``) or the GEMM small already
-(32x512x32 1.23 / 1.15: ``SMALL_GEMM``). Only a left operand that is a transposed C-ordered
-array (F-ordered: its blocks are then views) and a C-ordered right one, of one float dtype;
-``MAX_WORK`` as for rows. The partial sums are a summation order of their own (as BLAS's own
+(32x512x32 1.23 / 1.15: ``SMALL_GEMM``). A C-ordered left operand (a constant ``x.T`` in
+compiled code) gains too: 32x2048x32 0.86 / 0.67, 4x2048x256 0.55 / 0.52, 256x2048x4
+0.48 / 0.45, 64x2048x64 0.93 / 0.82. Only contiguous left operands (their blocks are views)
+and a C-ordered right one, of one float dtype; ``MAX_WORK`` as for rows. The partial sums are a summation order of their own (as BLAS's own
 blocking of the inner axis is): every 2-D matmul takes this one rule, so the bits agree
 everywhere, as for the row blocks.
 
@@ -148,29 +149,32 @@ def inner_blocked_shape(m, k, n, dtype):
 
 def inner_blocked(a, b):
     """Whether ``a @ b`` (2-D NumPy arrays, ``b`` C-contiguous) runs as ``matmul_inner``:
-    ``inner_blocked_shape`` and an F-contiguous ``a`` (a transposed C-ordered array) of
-    ``b``'s dtype."""
+    ``inner_blocked_shape`` and a contiguous ``a`` (C- or F-ordered: its blocks are then
+    views BLAS reads in place) of ``b``'s dtype."""
     m, k = a.shape
     n = b.shape[1]
-    if m * k * n <= SMALL_GEMM or a.dtype != b.dtype or not a.flags.f_contiguous:
+    if m * k * n <= SMALL_GEMM or a.dtype != b.dtype or not a.flags.forc:
         return False
     return inner_blocked_shape(m, k, n, a.dtype)
 
 
 def matmul_inner(a, b, out=None):
     """``a @ b`` as the sum of GEMMs over blocks of ``inner_block`` inner indices, in order,
-    then the remaining indices' GEMM (``a`` F-contiguous, ``b`` C-contiguous, 2-D), into
-    ``out`` (a C-contiguous array of the result's shape) where given."""
+    then the remaining indices' GEMM (``a`` C- or F-contiguous, ``b`` C-contiguous, 2-D),
+    into ``out`` (a C-contiguous array of the result's shape) where given."""
     m, k = a.shape
     n = b.shape[1]
     kb = inner_block(m, n)
     nb = k // kb
     k0 = nb * kb
-    at = a.T  # (k, m), C-contiguous: its blocks of rows are views
-    parts = np.matmul(at[:k0].reshape(nb, kb, m).transpose(0, 2, 1), b[:k0].reshape(nb, kb, n))
+    if a.flags.f_contiguous:  # a transposed C-ordered (k, m): its blocks of rows are views
+        blocks = a.T[:k0].reshape(nb, kb, m).transpose(0, 2, 1)
+    else:  # C-ordered: blocks of columns, each read with the row stride k
+        blocks = a[:, :k0].reshape(m, nb, kb).transpose(1, 0, 2)
+    parts = np.matmul(blocks, b[:k0].reshape(nb, kb, n))
     out = np.add(parts[0], parts[1], out)
     for j in range(2, nb):
         np.add(out, parts[j], out)
     if k0 < k:
-        np.add(out, at[k0:].T @ b[k0:], out)
+        np.add(out, a[:, k0:] @ b[k0:], out)
     return out
