@@ -1,8 +1,9 @@
 """``tf.keras.layers``."""
-from tapegrad.keras.layers.activation import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
+from tapegrad.keras.layers.activation import ELU, LeakyReLU, PReLU, ReLU, Softmax  # noqa: F401
 from tapegrad.keras.layers.attention import EinsumDense, MultiHeadAttention  # noqa: F401
 from tapegrad.keras.layers.base import Layer  # noqa: F401
 from tapegrad.keras.layers.categorical import CategoryEncoding, Discretization  # noqa: F401
+from tapegrad.keras.layers.dot_attention import AdditiveAttention, Attention  # noqa: F401
 from tapegrad.keras.layers.convolutional import (  # noqa: F401
     Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Convolution1D,
     Convolution1DTranspose, Convolution2D, Convolution2DTranspose, Convolution3D,
@@ -29,9 +30,13 @@ from tapegrad.keras.layers.preprocessing import (  # noqa: F401
 from tapegrad.keras.layers.separable import (  # noqa: F401
     DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D, SeparableConvolution1D,
     SeparableConvolution2D)
+from tapegrad.keras.layers.regularization import (  # noqa: F401
+    ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D,
+    SpatialDropout2D, SpatialDropout3D)
 from tapegrad.keras.layers.recurrent import GRU, LSTM, Bidirectional, SimpleRNN  # noqa: F401
 from tapegrad.keras.layers.reshaping import (  # noqa: F401
     Permute, RepeatVector, UpSampling2D, ZeroPadding2D)
+from tapegrad.keras.layers.wrappers import TimeDistributed  # noqa: F401
 from tapegrad.keras.layers.more_reshaping import (  # noqa: F401
     Cropping1D, Cropping2D, UpSampling1D, ZeroPadding1D)
 

@@ -1,4 +1,4 @@
-"""Activation layers with parameters: ``ReLU``, ``LeakyReLU``, ``Softmax``, ``ELU``.
+"""Activation layers with parameters: ``ReLU``, ``LeakyReLU``, ``PReLU``, ``Softmax``, ``ELU``.
 
 >>> from tapegrad import keras
 >>> keras.layers.LeakyReLU()([-1.0, 1.0]).numpy().tolist()
@@ -7,6 +7,7 @@
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import activations
 from tapegrad.keras.layers.base import Layer
+from tapegrad.keras.layers.input_spec import InputSpec
 
 
 class ReLU(Layer):
@@ -71,3 +72,47 @@ class ELU(Layer):
 
     def call(self, inputs):
         return activations.elu(inputs, alpha=self.alpha)
+
+
+class PReLU(Layer):
+    """x for x >= 0, else ``alpha * x`` with a learned ``alpha`` per input entry (Keras's
+    ``relu(x) - alpha * relu(-x)``); ``shared_axes`` share one alpha along those axes
+    (``[1, 2]``: one per channel of an image).
+
+    >>> import numpy as np
+    >>> from tapegrad import keras
+    >>> layer = keras.layers.PReLU(alpha_initializer=keras.initializers.Constant(0.25))
+    >>> layer(np.array([[-2.0, 3.0]], "float32")).numpy().tolist()
+    [[-0.5, 3.0]]
+    """
+
+    def __init__(self, alpha_initializer="Zeros", alpha_regularizer=None,
+                 alpha_constraint=None, shared_axes=None, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.alpha_initializer = alpha_initializer
+        self.alpha_regularizer, self.alpha_constraint = alpha_regularizer, alpha_constraint
+        if shared_axes is None:
+            self.shared_axes = None
+        elif isinstance(shared_axes, (list, tuple)):
+            self.shared_axes = list(shared_axes)
+        else:
+            self.shared_axes = [shared_axes]
+
+    def build(self, input_shape):
+        shape = list(input_shape[1:])
+        for i in self.shared_axes or ():
+            shape[i - 1] = 1
+        self.alpha = self.add_weight(shape=shape, name="alpha",
+                                     initializer=self.alpha_initializer,
+                                     regularizer=self.alpha_regularizer,
+                                     constraint=self.alpha_constraint)
+        axes = {i: input_shape[i] for i in range(1, len(input_shape))
+                if self.shared_axes and i not in self.shared_axes}
+        self.input_spec = InputSpec(ndim=len(input_shape), axes=axes)
+
+    def call(self, inputs):
+        return tf.nn.relu(inputs) - self.alpha * tf.nn.relu(-inputs)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape

@@ -103,6 +103,9 @@ class Layer(tf.Module):
         self.autocast = autocast
         self.built = False
         self.input_spec = None
+        if activity_regularizer is not None:  # a name ('l2'), a config or a callable
+            from tapegrad.keras import regularizers
+            activity_regularizer = regularizers.get(activity_regularizer)
         self.activity_regularizer = activity_regularizer
         self._losses = []
         self._regularizers = []  # (variable, regularizer) pairs of add_weight
@@ -338,7 +341,7 @@ class Layer(tf.Module):
             else:
                 ctx["training"] = outer
         if self.activity_regularizer is not None:
-            self.add_loss(self.activity_regularizer(out))
+            self._add_activity_losses(out)
         if masks:
             if self.supports_masking:
                 masking.attach_output_masks(self, first, out, mask)
@@ -349,6 +352,17 @@ class Layer(tf.Module):
                               "information. Downstream layers will not see the mask.",
                               stacklevel=2)
         return out
+
+    def _add_activity_losses(self, out):
+        # as Keras 3: one loss per output tensor, divided by its batch size (the first
+        # axis), so the penalty's strength does not depend on the batch size
+        for t in tf.nest.flatten(out):
+            if not isinstance(t, tf.Tensor):
+                continue
+            loss = self.activity_regularizer(t)
+            if t.ndim > 0:
+                loss = tf.math.divide_no_nan(loss, tf.cast(tf.shape(t)[0], loss.dtype))
+            self.add_loss(loss)
 
     def compute_mask(self, inputs, previous_mask=None):
         """The mask of this layer's output: the input's, for a layer that supports masking
