@@ -43,6 +43,11 @@ def _pool(prim, input, ksize, strides, padding, data_format, d, fn):
     if prim is pooling.avg_pool_p and x.dtype.kind != "f":
         raise InvalidArgumentError(f"{fn}: Value for attr 'T' of {x.dtype.name} is not in the "
                                    "list of allowed values: half, bfloat16, float, double")
+    if x.dtype.kind not in "iuf" or (d == 3 and x.dtype.kind != "f"):  # MaxPool3D: floats only
+        raise InvalidArgumentError(f"{fn}: Value for attr 'T' of {x.dtype.name} is not in the "
+                                   "list of allowed values: half, bfloat16, float"
+                                   + ("" if d == 3 else ", double, int32, int64, uint8, int16, "
+                                      "int8, uint16"))
     x = _to_last(x, cf)
     spatial = tuple(x.shape[1:-1])
     pads = _padding(padding, spatial, window, strides, (1,) * d, cf, fn)

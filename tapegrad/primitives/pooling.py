@@ -8,9 +8,11 @@ op layer (``ops/pool_ops.py``) resolves TensorFlow's 'SAME'/'VALID'.
 - ``max_pool``: the largest element of each window. Its derivatives go through the element
   that attains it (the first one in the window, as TensorFlow's CPU kernel does):
   ``max_pool_gather(x, t)`` reads ``t`` where ``x`` has each window's maximum (the JVP), and
-  ``max_pool_scatter(x, g)`` adds ``g`` there (the VJP). They are each other's transposes in
-  their second operand and constant in ``x`` (the choice is piecewise constant), so every
-  order of derivative stays within the four primitives.
+  ``max_pool_scatter(x, g)`` adds ``g`` there (the VJP: TensorFlow's MaxPoolGrad). They are
+  each other's transposes in their second operand (``max_pool_gather`` is MaxPoolGradGrad)
+  and constant in ``x`` (the choice is piecewise constant): their derivative in ``x`` is a
+  connected zero, as TensorFlow's, so a second derivative through max pooling is zeros, not
+  None, and every order of derivative stays within the four primitives.
 
 Each loops over the kernel offsets (a few, ``prod(window)``) doing one strided elementwise
 operation over the whole output per offset.
@@ -345,8 +347,10 @@ max_pool_p = Primitive(
 
 max_pool_gather_p = Primitive(
     "max_pool_gather", _max_pool_gather, nin=2, abstract=_pair_abstract("max_pool_gather", False),
-    vjp=(None, lambda g, ans, x, t, **p: max_pool_scatter_p.bind_raw(x, g, **p)),
-    jvp=(None, lambda t_dot, ans, x, t, **p: max_pool_gather_p.bind_raw(x, t_dot, **p)),
+    vjp=(lambda g, ans, x, t, **p: api.zeros_like(x),
+         lambda g, ans, x, t, **p: max_pool_scatter_p.bind_raw(x, g, **p)),
+    jvp=(lambda x_dot, ans, x, t, **p: api.zeros_like(ans),
+         lambda t_dot, ans, x, t, **p: max_pool_gather_p.bind_raw(x, t_dot, **p)),
     emit="_max_pool_gather({0}, {1}, " + _EMIT,
     batch=_pool_batch("max_pool_gather"), validate=_validate("max_pool_gather"),
     sparsity="window_gather",
@@ -355,8 +359,10 @@ max_pool_gather_p = Primitive(
 max_pool_scatter_p = Primitive(
     "max_pool_scatter", _max_pool_scatter, nin=2,
     abstract=_pair_abstract("max_pool_scatter", True),
-    vjp=(None, lambda g, ans, x, t, **p: max_pool_gather_p.bind_raw(x, g, **p)),
-    jvp=(None, lambda t_dot, ans, x, t, **p: max_pool_scatter_p.bind_raw(x, t_dot, **p)),
+    vjp=(lambda g, ans, x, t, **p: api.zeros_like(x),
+         lambda g, ans, x, t, **p: max_pool_gather_p.bind_raw(x, g, **p)),
+    jvp=(lambda x_dot, ans, x, t, **p: api.zeros_like(ans),
+         lambda t_dot, ans, x, t, **p: max_pool_scatter_p.bind_raw(x, t_dot, **p)),
     emit="_max_pool_scatter({0}, {1}, " + _EMIT,
     batch=_pool_batch("max_pool_scatter"), validate=_validate("max_pool_scatter"),
     sparsity="window_scatter",
