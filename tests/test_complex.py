@@ -158,8 +158,9 @@ def test_primitives_without_a_complex_rule_raise(fn):
         t.watch(z)
         try:
             y = fn(z)
-        except TypeError:
-            return  # refusing complex values already is fine too
+        except (TypeError, tf.errors.InvalidArgumentError):
+            return  # refusing complex values already is fine too (TensorFlow's maximum and
+            # softplus raise InvalidArgumentError)
     with pytest.raises(TypeError, match="not defined for complex values"):
         t.gradient(y, z)
     with pytest.raises(TypeError, match="not defined for complex values"):

@@ -192,7 +192,8 @@ def test_jacobian_bad_mode_and_chunk_size():
 
 def test_jacobian_nested_inputs_and_outputs():
     def f(p, x):
-        return {"y": tf.matmul(x, p["w"]) + p["b"], "n": tf.reduce_sum(x * x)}
+        return {"y": tf.linalg.matvec(p["w"], x, transpose_a=True) + p["b"],
+                "n": tf.reduce_sum(x * x)}
 
     p = {"w": RNG.standard_normal((3, 2)), "b": RNG.standard_normal(2)}
     x = RNG.standard_normal(3)
@@ -300,7 +301,7 @@ def test_grad_of_vmap():
 
 def test_vmap_of_jacrev_is_batch_jacobian():
     w = RNG.standard_normal((3, 5))
-    f = lambda x: tf.tanh(tf.matmul(x, w))
+    f = lambda x: tf.tanh(tf.linalg.matvec(w, x, transpose_a=True))  # x @ w, x a row or rows
     xs = tf.constant(RNG.standard_normal((6, 3)))
     with tf.GradientTape() as g:
         g.watch(xs)

@@ -25,7 +25,7 @@ FUNCS = {
     "elementwise": (lambda x: tf.sin(x) * tf.exp(-x), (6,)),
     "coupled": (lambda x: tf.sin(x) * tf.reduce_sum(x * x), (5,)),
     "matmul": (lambda x: tf.tanh(tf.matmul(x, W)), (3, 4)),
-    "vector-matmul": (lambda x: tf.matmul(x, W), (4,)),
+    "vector-matmul": (lambda x: tf.linalg.matvec(W, x, transpose_a=True), (4,)),
     "gram": (lambda x: tf.matmul(x, x, transpose_b=True), (3, 2)),
     "reduce-keepdims": (lambda x: x / tf.reduce_sum(x * x, axis=1, keepdims=True), (3, 4)),
     "scalar-out": (lambda x: tf.reduce_sum(tf.sin(x)), (2, 3)),

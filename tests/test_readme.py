@@ -144,11 +144,12 @@ def test_repeated_jacobian_workflow(in_tmp_dir, capsys):
     xs, new_xs, mlp = ns["xs"], ns["new_xs"], ns["mlp"]
     for b in (0, 7):
         for data, got in ((xs, J), (new_xs, J2)):
-            x = tf.constant(data[b])
+            x = tf.constant(data[b:b + 1])  # one row (tf.matmul takes no vector)
             with tf.GradientTape() as g:
                 g.watch(x)
                 y = mlp(x)
-            np.testing.assert_allclose(got[b], g.jacobian(y, x).numpy(), rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(got[b], g.jacobian(y, x).numpy()[0, :, 0],
+                                       rtol=1e-4, atol=1e-5)
     # the source printed is NumPy code defining the function
     out = capsys.readouterr().out
     assert "def jac_batch(" in out and "np." in out

@@ -358,6 +358,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         if inferred:
             with np.errstate(over="ignore"):  # out of range raises just below
                 arr = _safe_cast(arr, want, value)
+        elif want.kind in "iu" and arr.dtype.kind in "fc":
+            # TensorFlow converts no Python float to an integer dtype, not even 1.0
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {want.name}")
         else:
             arr = _safe_cast(arr, want, value)
         if inferred and arr.dtype.kind == "f" and np.isinf(arr).any() \

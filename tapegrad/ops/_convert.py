@@ -3,7 +3,10 @@
 - Python floats and lists of floats are float32, Python ints int32 (TensorFlow's rule).
 - NumPy arrays keep their dtype.
 - A Python scalar mixed with a Tensor takes the Tensor's dtype.
-- Two tensors of different dtypes promote as NumPy does (float32 with float64 is float64).
+- Two tensors of different dtypes of one kind promote as NumPy does (float32 with float64 is
+  float64); of different kinds (bool, integer, float, complex) they raise TensorFlow's
+  InvalidArgumentError, never a number TensorFlow would not give (int32 + float32 is not
+  float64 there).
 """
 import math
 
@@ -12,6 +15,7 @@ import numpy as np
 from tapegrad.core.dispatch import bind
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size
+from tapegrad.ops._kinds import mismatch
 
 _wrap = Tensor._wrap
 
@@ -49,7 +53,10 @@ def like(v, t):
         c = _consts.get(key)
         if c is not None:
             return c
-        if dt.kind in "iu" and isinstance(v, float) and not float(v).is_integer():
+        if dt.kind in "iu" and isinstance(v, float) and (type(v) is float or
+                                                         not float(v).is_integer()):
+            # TensorFlow converts no Python float to an integer dtype, not even 1.0 (a NumPy
+            # float64 scalar it truncates: here it must be integral)
             raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype {dt.name}")
         if dt.kind == "b" and not isinstance(v, bool):
             raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype bool")
@@ -57,6 +64,8 @@ def like(v, t):
         if len(_consts) < 4096 and v == v:  # NaN keys never match; don't cache them
             _consts[key] = c
         return c
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf" and t.dtype.kind in "biufc":
+        return _numpy_scalar_like(v, t.dtype)
     if isinstance(v, (np.ndarray, np.generic)):
         return _wrap(np.asarray(v))
     if v is None:
@@ -66,6 +75,17 @@ def like(v, t):
         return convert_to_tensor(v, dtype=t.dtype)
     except (TypeError, ValueError):
         return convert_to_tensor(v)
+
+
+def _numpy_scalar_like(v, dt):
+    """A NumPy scalar takes the tensor's dtype, as a Python number does (TensorFlow's rule:
+    ``int32 tensor - np.int64(1)`` is int32), if it keeps its value there (TensorFlow
+    truncates ``np.float32(1.5)`` to an int32 1; that raises here)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN or too large: raises below
+        out = np.asarray(v).astype(dt)
+    if dt.kind == "b" and v.dtype.kind != "b" or dt.kind in "iu" and out != v:
+        raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype {dt.name}")
+    return _wrap(out)
 
 
 def _zero_key(v, dt):
@@ -79,8 +99,11 @@ def cast(x, dtype):
     return bind(cast_p, x, dtype=np.dtype(dtype).name)
 
 
-def binary(x, y):
-    """Two operands of one dtype."""
+_KIND = {"b": "b", "i": "i", "u": "i", "f": "f", "c": "c"}  # integers of any sign are one kind
+
+
+def binary(x, y, op="binary op"):
+    """Two operands of one dtype (``op`` names the operation in TensorFlow's error)."""
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
             y = like(y, x)
@@ -99,6 +122,8 @@ def binary(x, y):
         else:
             y = convert_to_tensor(y)
     if x.dtype != y.dtype:
+        if _KIND.get(x.dtype.kind, x.dtype.kind) != _KIND.get(y.dtype.kind, y.dtype.kind):
+            mismatch(op, x, y)
         dt = np.result_type(x.dtype, y.dtype)
         if x.dtype != dt:
             x = cast(x, dt)

@@ -12,6 +12,7 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
+from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops import array_ops
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import axis1, binary
@@ -78,7 +79,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
            name=None):
     """Matrix product over the last two axes; leading axes broadcast as a batch.
 
-    Vectors are accepted as in NumPy (a 1-D operand is a row or column).
+    Both operands have rank 2 or more, as in TensorFlow (``tf.linalg.matvec`` takes a
+    vector).
 
     >>> import tapegrad as tf
     >>> tf.matmul([[1.0, 2.0]], [[3.0], [4.0]]).numpy().tolist()
@@ -98,6 +100,17 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         a = matrix_transpose(a, conjugate=adjoint_a)
     if transpose_b or adjoint_b:
         b = matrix_transpose(b, conjugate=adjoint_b)
+    for i, v in enumerate((a, b)):
+        if v.ndim < 2:  # NumPy's vector rule is not TensorFlow's: an error there
+            raise InvalidArgumentError(f"In[{i}] ndims must be >= 2: {v.ndim} (matmul of "
+                                       f"shapes {_shape(a)} and {_shape(b)})")
+    return _matmul(a, b)
+
+
+def _matmul(a, b):
+    """``a @ b`` of one dtype, with NumPy's rule for a 1-D operand (a row or a column), which
+    the matmul primitive and its batching rule keep (``tf.matmul`` refuses vectors first, as
+    TensorFlow; tests/test_vmap.py batches the vector forms through this)."""
     va, vb = a.ndim == 1, b.ndim == 1
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must not be scalars, got shapes {_shape(a)} "

@@ -5,24 +5,37 @@ from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops._convert import axes, axis1, binary, cast, tensor
+from tapegrad.ops._kinds import (BOOL, FLOAT_FNS, FLOATS, NUMBERS, REAL, SIGNED, require,
+                                 require_bool)
 from tapegrad.primitives import elementwise
 from tapegrad.primitives import reductions
 
 
-def _unary(prim, doc):
+def _unary(prim, doc, kinds=NUMBERS, missing=""):
+    """The op of a one-input primitive taking the dtype kinds ``kinds`` (ops/_kinds.py)."""
+    check = require_bool if kinds == BOOL else None
+
     def op(x, name=None):
-        if type(x) is Tensor:  # the common case, without the conversion call
-            return bind(prim, x)
-        return bind(prim, tensor(x))
+        if type(x) is not Tensor:  # the common case skips the conversion call
+            x = tensor(x)
+        if x.dtype.kind not in kinds:
+            check(x, prim.name) if check else require(x, kinds, prim.name, missing)
+        return bind(prim, x)
     op.__name__ = prim.name
     op.__doc__ = doc
     return op
 
 
-def _binary_op(prim, doc):
+def _binary_op(prim, doc, kinds=NUMBERS, missing=""):
+    """The op of a two-input primitive: one dtype (``binary``), of the kinds ``kinds``."""
     def op(x, y, name=None):
         if type(x) is not Tensor or type(y) is not Tensor or x.dtype != y.dtype:
-            x, y = binary(x, y)
+            x, y = binary(x, y, prim.name)
+        if x.dtype.kind not in kinds:
+            if kinds == BOOL:
+                require_bool(x, prim.name)
+            if x.dtype.kind not in kinds:
+                require(x, kinds, prim.name, missing)
         return bind(prim, x, y)
     op.__name__ = prim.name
     op.__doc__ = doc
@@ -43,7 +56,10 @@ def divide(x, y, name=None):
     dtype('float32')
     """
     if type(x) is not Tensor or type(y) is not Tensor or x.dtype != y.dtype:
-        x, y = binary(x, y)
+        x, y = binary(x, y, "div")
+    if x.dtype.kind == "b":
+        raise TypeError("Invalid dtype bool in divide: expected a number (TensorFlow's "
+                        "__truediv__ takes integers, floats and complex numbers).")
     if x.dtype.kind in "iu":
         wide = np.float32 if x.dtype.itemsize <= 2 else np.float64
         x, y = cast(x, wide), cast(y, wide)
@@ -63,7 +79,9 @@ def pow(x, y, name=None):
         x = tensor(x)
         if x.dtype.kind in "fc":
             return bind(elementwise.integer_pow_p, x, y=n)
-    x, y = binary(x, y)
+    x, y = binary(x, y, "pow")
+    if x.dtype.kind not in "ifc":  # TensorFlow's Pow takes no bool or unsigned integers
+        require(x, "ifc", "Pow")
     return bind(elementwise.pow_p, x, y)
 
 
@@ -78,50 +96,54 @@ def _integral(y):
 def integer_pow(x, y, name=None):
     """x ** n for a Python int n (the primitive behind ``x ** 3``)."""
     return bind(elementwise.integer_pow_p, tensor(x), y=int(y))
-maximum = _binary_op(elementwise.maximum_p, "Elementwise max; the gradient goes to x on ties (as TF).")
-minimum = _binary_op(elementwise.minimum_p, "Elementwise min; the gradient goes to x on ties (as TF).")
-atan2 = _binary_op(elementwise.atan2_p, "Elementwise arctan(y / x) with quadrant: atan2(y, x).")
-floormod = _binary_op(elementwise.mod_p, "x mod y, with the sign of y (Python's %).")
+maximum = _binary_op(elementwise.maximum_p, "Elementwise max; the gradient goes to x on ties "
+                     "(as TF).", REAL)
+minimum = _binary_op(elementwise.minimum_p, "Elementwise min; the gradient goes to x on ties "
+                     "(as TF).", REAL)
+atan2 = _binary_op(elementwise.atan2_p, "Elementwise arctan(y / x) with quadrant: atan2(y, x).",
+                   REAL)
+floormod = _binary_op(elementwise.mod_p, "x mod y, with the sign of y (Python's %).", REAL)
 mod = floormod
-floordiv = _binary_op(elementwise.floordiv_p, "Floor division x // y (no gradient).")
-equal = _binary_op(elementwise.equal_p, "x == y elementwise (bool).")
-not_equal = _binary_op(elementwise.not_equal_p, "x != y elementwise (bool).")
-less = _binary_op(elementwise.less_p, "x < y elementwise (bool).")
-less_equal = _binary_op(elementwise.less_equal_p, "x <= y elementwise (bool).")
-greater = _binary_op(elementwise.greater_p, "x > y elementwise (bool).")
-greater_equal = _binary_op(elementwise.greater_equal_p, "x >= y elementwise (bool).")
-logical_and = _binary_op(elementwise.logical_and_p, "Elementwise and of bool tensors.")
-logical_or = _binary_op(elementwise.logical_or_p, "Elementwise or of bool tensors.")
-logical_xor = _binary_op(elementwise.logical_xor_p, "Elementwise xor of bool tensors.")
+floordiv = _binary_op(elementwise.floordiv_p, "Floor division x // y (no gradient).", REAL,
+                      missing="c")
+equal = _binary_op(elementwise.equal_p, "x == y elementwise (bool).", "biufc")
+not_equal = _binary_op(elementwise.not_equal_p, "x != y elementwise (bool).", "biufc")
+less = _binary_op(elementwise.less_p, "x < y elementwise (bool).", REAL)
+less_equal = _binary_op(elementwise.less_equal_p, "x <= y elementwise (bool).", REAL)
+greater = _binary_op(elementwise.greater_p, "x > y elementwise (bool).", REAL)
+greater_equal = _binary_op(elementwise.greater_equal_p, "x >= y elementwise (bool).", REAL)
+logical_and = _binary_op(elementwise.logical_and_p, "Elementwise and of bool tensors.", BOOL)
+logical_or = _binary_op(elementwise.logical_or_p, "Elementwise or of bool tensors.", BOOL)
+logical_xor = _binary_op(elementwise.logical_xor_p, "Elementwise xor of bool tensors.", BOOL)
 
-negative = _unary(elementwise.neg_p, "-x.")
+negative = _unary(elementwise.neg_p, "-x.", SIGNED)
 neg = negative
-exp = _unary(elementwise.exp_p, "e ** x.\n\n>>> import tapegrad as tf\n>>> float(tf.exp(0.0))\n1.0")
-log = _unary(elementwise.log_p, "Natural logarithm.")
-log1p = _unary(elementwise.log1p_p, "log(1 + x), accurate for small x.")
-expm1 = _unary(elementwise.expm1_p, "exp(x) - 1, accurate for small x.")
-sqrt = _unary(elementwise.sqrt_p, "Square root.")
-rsqrt = _unary(elementwise.rsqrt_p, "1 / sqrt(x).")
+exp = _unary(elementwise.exp_p, "e ** x.\n\n>>> import tapegrad as tf\n>>> float(tf.exp(0.0))\n1.0", FLOAT_FNS)
+log = _unary(elementwise.log_p, "Natural logarithm.", FLOAT_FNS)
+log1p = _unary(elementwise.log1p_p, "log(1 + x), accurate for small x.", FLOAT_FNS)
+expm1 = _unary(elementwise.expm1_p, "exp(x) - 1, accurate for small x.", FLOAT_FNS)
+sqrt = _unary(elementwise.sqrt_p, "Square root.", FLOAT_FNS)
+rsqrt = _unary(elementwise.rsqrt_p, "1 / sqrt(x).", FLOAT_FNS)
 square = _unary(elementwise.square_p, "x * x.")
-reciprocal = _unary(elementwise.reciprocal_p, "1 / x.")
-sin = _unary(elementwise.sin_p, "Sine.")
-cos = _unary(elementwise.cos_p, "Cosine.")
-tan = _unary(elementwise.tan_p, "Tangent.")
-asin = _unary(elementwise.asin_p, "Inverse sine.")
-acos = _unary(elementwise.acos_p, "Inverse cosine.")
-atan = _unary(elementwise.atan_p, "Inverse tangent.")
-sinh = _unary(elementwise.sinh_p, "Hyperbolic sine.")
-cosh = _unary(elementwise.cosh_p, "Hyperbolic cosine.")
+reciprocal = _unary(elementwise.reciprocal_p, "1 / x.", "fc", missing="i")
+sin = _unary(elementwise.sin_p, "Sine.", FLOAT_FNS)
+cos = _unary(elementwise.cos_p, "Cosine.", FLOAT_FNS)
+tan = _unary(elementwise.tan_p, "Tangent.", FLOAT_FNS)
+asin = _unary(elementwise.asin_p, "Inverse sine.", FLOAT_FNS)
+acos = _unary(elementwise.acos_p, "Inverse cosine.", FLOAT_FNS)
+atan = _unary(elementwise.atan_p, "Inverse tangent.", FLOAT_FNS)
+sinh = _unary(elementwise.sinh_p, "Hyperbolic sine.", FLOAT_FNS)
+cosh = _unary(elementwise.cosh_p, "Hyperbolic cosine.", FLOAT_FNS)
 tanh = _unary(elementwise.tanh_p, "Hyperbolic tangent.\n\n>>> import tapegrad as tf\n"
-              ">>> float(tf.tanh(0.0))\n0.0")
+              ">>> float(tf.tanh(0.0))\n0.0", FLOAT_FNS)
 sigmoid = _unary(elementwise.sigmoid_p, "1 / (1 + exp(-x)), computed stably.")
-softplus = _unary(elementwise.softplus_p, "log(1 + exp(x)), computed stably.")
-abs = _unary(elementwise.abs_p, "|x|; its gradient at 0 is 0.")
-erf = _unary(elementwise.erf_p, "The error function.")
-sign = _unary(elementwise.sign_p, "-1, 0 or 1 (no gradient).")
-floor = _unary(elementwise.floor_p, "Round down (no gradient).")
-ceil = _unary(elementwise.ceil_p, "Round up (no gradient).")
-_round = _unary(elementwise.round_p, "")
+softplus = _unary(elementwise.softplus_p, "log(1 + exp(x)), computed stably.", REAL)
+abs = _unary(elementwise.abs_p, "|x|; its gradient at 0 is 0.", SIGNED)
+erf = _unary(elementwise.erf_p, "The error function.", REAL)
+sign = _unary(elementwise.sign_p, "-1, 0 or 1 (no gradient).", SIGNED)
+floor = _unary(elementwise.floor_p, "Round down (no gradient).", FLOATS)
+ceil = _unary(elementwise.ceil_p, "Round up (no gradient).", FLOATS)
+_round = _unary(elementwise.round_p, "", FLOATS)
 
 
 def round(x, name=None):
@@ -133,7 +155,9 @@ def round(x, name=None):
     [0.0, 2.0, -2.0]
     """
     x = tensor(x)
-    return x if x.dtype.kind in "iub" else _round(x)
+    if x.dtype.kind not in REAL:
+        require(x, REAL, "Round", missing="c")
+    return x if x.dtype.kind in "iu" else _round(x)
 
 
 def rint(x, name=None):
@@ -149,9 +173,9 @@ def rint(x, name=None):
         raise InvalidArgumentError(f"Value for attr 'T' of {x.dtype.name} is not in the list "
                                    "of allowed values: bfloat16, half, float, double")
     return _round(x)
-logical_not = _unary(elementwise.logical_not_p, "Elementwise not of a bool tensor.")
-is_nan = _unary(elementwise.isnan_p, "True where x is NaN.")
-is_finite = _unary(elementwise.isfinite_p, "True where x is finite.")
+logical_not = _unary(elementwise.logical_not_p, "Elementwise not of a bool tensor.", BOOL)
+is_nan = _unary(elementwise.isnan_p, "True where x is NaN.", FLOATS)
+is_finite = _unary(elementwise.isfinite_p, "True where x is finite.", FLOATS)
 
 
 def is_inf(x, name=None):
@@ -161,11 +185,20 @@ def is_inf(x, name=None):
     >>> tf.math.is_inf([1.0, float("inf"), float("-inf"), float("nan")]).numpy()
     array([False,  True,  True, False])
     """
+    x = tensor(x)
+    if x.dtype.kind not in FLOATS:
+        require(x, FLOATS, "IsInf")
     return logical_not(logical_or(is_finite(x), is_nan(x)))
 
 
 def squared_difference(x, y, name=None):
-    """(x - y) ** 2."""
+    """(x - y) ** 2 (TensorFlow's kernel: no bool, int8, int16 or unsigned integers)."""
+    x, y = binary(x, y, "SquaredDifference")
+    if x.dtype.kind in "bu" or x.dtype.kind == "i" and x.dtype.itemsize < 4:
+        raise InvalidArgumentError(
+            f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values: "
+            "bfloat16, half, float, double, int32, int64, complex64, complex128 "
+            "[Op:SquaredDifference]")
     d = subtract(x, y)
     return d * d
 
@@ -198,8 +231,10 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 # ---- reductions ---------------------------------------------------------------------------
-def _reduce(prim, x, axis, keepdims):
+def _reduce(prim, x, axis, keepdims, kinds=NUMBERS):
     x = tensor(x)
+    if x.dtype.kind not in kinds:
+        require(x, kinds, prim.name)
     return bind(prim, x, axis=axes(axis, x.ndim), keepdims=bool(keepdims))
 
 
@@ -211,13 +246,15 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     10.0
     """
     x = tensor(input_tensor)
-    if x.dtype.kind == "b":
-        x = cast(x, np.int32)
+    if x.dtype.kind not in NUMBERS:  # a sum of bools raises, as in TensorFlow: cast them first
+        require(x, NUMBERS, "Sum")
     return bind(reductions.reduce_sum_p, x, axis=axes(axis, x.ndim), keepdims=bool(keepdims))
 
 
 def _extreme(prim, x, axis, keepdims, lowest):
     x = tensor(x)
+    if x.dtype.kind not in REAL:
+        require(x, REAL, "Max" if lowest else "Min")
     ax = axes(axis, x.ndim)
     if any(x.shape[a] == 0 for a in ax):
         # over nothing: the reduction's identity (-inf for a max, the dtype's extreme for
@@ -271,6 +308,8 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     2.0
     """
     x = tensor(input_tensor)
+    if x.dtype.kind not in NUMBERS:
+        require(x, NUMBERS, "Mean")
     ax = axes(axis, x.ndim)
     if x.dtype.kind in "iu":
         # TensorFlow's integer mean: truncated, in the input's dtype, from a sum that
@@ -294,6 +333,8 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
     1.25
     """
     x = tensor(input_tensor)
+    if x.dtype.kind not in NUMBERS:  # bool: TensorFlow's mean raises first
+        require(x, NUMBERS, "Mean")
     if x.dtype.kind not in "fc":
         raise TypeError("Input must be either real or complex. Received integer type "
                         f"{x.dtype}.")
@@ -312,6 +353,8 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     """log(sum(exp(x))) computed stably (the max is shifted out and given no gradient)."""
     from tapegrad.ops.array_ops import stop_gradient, zeros_like
     x = tensor(input_tensor)
+    if x.dtype.kind not in REAL:
+        require(x, REAL, "Max")
     ax = axes(axis, x.ndim)
     m = stop_gradient(reduce_max(x, axis=ax, keepdims=True))  # -inf over nothing
     m = where(is_finite(m), m, zeros_like(m))  # all -inf (or inf): shift by 0, no nan
@@ -330,6 +373,7 @@ def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
     [True, False]
     """
     x = tensor(input_tensor)
+    require_bool(x, "Any")
     return tensor(np.any(np.asarray(x._value), axis=axes(axis, x.ndim), keepdims=keepdims))
 
 
@@ -341,6 +385,7 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
     [True, False]
     """
     x = tensor(input_tensor)
+    require_bool(x, "All")
     return tensor(np.all(np.asarray(x._value), axis=axes(axis, x.ndim), keepdims=keepdims))
 
 
@@ -352,6 +397,8 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     [1.0, 3.0, 6.0]
     """
     x = tensor(x)
+    if x.dtype.kind not in NUMBERS:
+        require(x, NUMBERS, "Cumsum")
     return bind(reductions.cumsum_p, x, axis=axis1(axis, x.ndim, "cumsum"), exclusive=bool(exclusive),
                 reverse=bool(reverse))
 
@@ -359,6 +406,8 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
 def argmax(input, axis=None, output_type=np.int64, name=None):
     """Index of the largest value along ``axis`` (default 0), as in TensorFlow."""
     x = tensor(input)
+    if x.dtype.kind not in "biuf":
+        require(x, "biuf", "ArgMax")
     return bind(reductions.argmax_p, x, axis=axis1(0 if axis is None else axis, x.ndim, "argmax"),
                 output_type=np.dtype(output_type).name)
 
@@ -366,6 +415,8 @@ def argmax(input, axis=None, output_type=np.int64, name=None):
 def argmin(input, axis=None, output_type=np.int64, name=None):
     """Index of the smallest value along ``axis`` (default 0)."""
     x = tensor(input)
+    if x.dtype.kind not in "biuf":
+        require(x, "biuf", "ArgMin")
     return bind(reductions.argmin_p, x, axis=axis1(0 if axis is None else axis, x.ndim, "argmin"),
                 output_type=np.dtype(output_type).name)
 
@@ -378,7 +429,8 @@ def count_nonzero(input, axis=None, keepdims=False, dtype=np.int64, name=None):
     2
     """
     x = tensor(input)
-    return cast(reduce_sum(cast(not_equal(x, 0), np.int64), axis, keepdims), dtype)
+    nonzero = x if x.dtype.kind == "b" else not_equal(x, 0)
+    return cast(reduce_sum(cast(nonzero, np.int64), axis, keepdims), dtype)
 
 
 def add_n(inputs, name=None):
@@ -403,7 +455,7 @@ def add_n(inputs, name=None):
 
 def divide_no_nan(x, y, name=None):
     """x / y, and 0 where y is 0 (with a zero gradient there, not NaN)."""
-    x, y = binary(x, y)
+    x, y = binary(x, y, "DivNoNan")
     zero = equal(y, 0)
     safe_y = where(zero, 1, y)
     return where(zero, 0, divide(x, safe_y))
@@ -429,9 +481,22 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
-    """x / sqrt(max(sum(x ** 2, axis), epsilon)), as tf.math.l2_normalize."""
+    """x / sqrt(max(sum(|x| ** 2, axis), epsilon)), as tf.math.l2_normalize (a complex x is
+    divided by its norm, the root of the sum of its squared moduli).
+
+    >>> import tapegrad as tf
+    >>> tf.math.l2_normalize([3.0, 4.0]).numpy().tolist()
+    [0.6000000238418579, 0.800000011920929]
+    """
     x = tensor(x)
+    if x.dtype.kind not in NUMBERS:
+        require(x, NUMBERS, "Square")
     axis = dim if axis is None else axis
+    if x.dtype.kind == "c":  # TensorFlow's composition, for its bits (-0.0 included)
+        re, im = real(x), imag(x)
+        inv = rsqrt(maximum(reduce_sum(square(re) + square(im), axis=axis, keepdims=True),
+                            epsilon))
+        return complex(re * inv, im * inv)
     ss = reduce_sum(square(x), axis=axis, keepdims=True)
     return x * rsqrt(maximum(ss, epsilon))
 
@@ -446,6 +511,7 @@ def real(input, name=None):
     """
     from tapegrad.primitives.complex import real_p
     x = tensor(input)
+    _numeric(x)
     return bind(real_p, x) if x.dtype.kind == "c" else x
 
 
@@ -469,7 +535,13 @@ def conj(x, name=None):
     """
     from tapegrad.primitives.complex import conj_p
     x = tensor(x)
+    _numeric(x)
     return bind(conj_p, x) if x.dtype.kind == "c" else x
+
+
+def _numeric(x):
+    if x.dtype.kind == "b":
+        raise TypeError(f"input must be a numeric tensor, but got tensor with dtype {x.dtype}")
 
 
 def complex(real, imag, name=None):

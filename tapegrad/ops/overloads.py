@@ -9,6 +9,7 @@ import numpy as np
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.ops import array_ops
+from tapegrad.ops import bitwise_ops
 from tapegrad.ops import linalg_ops
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import binary, like
@@ -16,33 +17,50 @@ from tapegrad.primitives import elementwise
 
 _NUMBER = (int, float)
 _PLAIN = (Tensor, Variable)  # concrete values (a Variable is read by bind)
+_BOOL = np.dtype(bool)
 _wrap = Tensor._wrap
 
 
-def _fast(prim):
+def _fast(prim, general):
+    """``x <op> y`` and its reflection: the common cases bound directly, the rest (and every
+    bool, which arithmetic refuses as TensorFlow does) by ``general``, the op's function."""
     def op(self, other):
         if type(other) in _PLAIN and type(self) in _PLAIN:  # the hottest case, no properties
             a, b = self._value.dtype, other._value.dtype
-            if a is b or a == b:
+            if (a is b or a == b) and a is not _BOOL:
                 return bind(prim, self, other)
-        if type(other) in _NUMBER:
+        elif type(other) in _NUMBER:  # (a bool tensor refuses them in like)
             return bind(prim, self, like(other, self))
-        if isinstance(other, Tensor):
-            if other.dtype == self.dtype:
+        elif isinstance(other, Tensor):
+            if other.dtype == self.dtype and other.dtype is not _BOOL:
                 return bind(prim, self, other)
-        elif type(other) is np.ndarray and other.dtype == self.dtype:
+        elif type(other) is np.ndarray and other.dtype == self.dtype and \
+                other.dtype is not _BOOL:
             return bind(prim, self, _wrap(other))
-        x, y = binary(self, other)
-        return bind(prim, x, y)
+        return general(self, other)
 
     def rop(self, other):
         if type(other) in _NUMBER:
             return bind(prim, like(other, self), self)
-        if type(other) is np.ndarray and other.dtype == self.dtype:
+        if type(other) is np.ndarray and other.dtype == self.dtype and other.dtype is not _BOOL:
             return bind(prim, _wrap(other), self)
-        x, y = binary(other, self)
-        return bind(prim, x, y)
+        return general(other, self)
     return op, rop
+
+
+def _multiply(x, y):
+    """``*``: of bools the logical and (TensorFlow's ``__mul__``), of numbers the product."""
+    x, y = binary(x, y, "mul")
+    return (math_ops.logical_and if x.dtype.kind == "b" else math_ops.multiply)(x, y)
+
+
+def _logical_or_bitwise(logical, bitwise):
+    """``&``, ``|``, ``^`` as TensorFlow: logical of bools, bitwise of integers (an error
+    for floats)."""
+    def op(x, y):
+        x, y = binary(x, y, logical.__name__)
+        return (logical if x.dtype.kind == "b" else bitwise)(x, y)
+    return op
 
 
 def _flip(f):
@@ -50,10 +68,12 @@ def _flip(f):
 
 
 def install():
-    for name, prim in [("add", elementwise.add_p), ("sub", elementwise.sub_p),
-                       ("mul", elementwise.mul_p), ("truediv", elementwise.div_p),
-                       ("pow", elementwise.pow_p)]:
-        op, rop = _fast(prim)
+    for name, prim, general in [("add", elementwise.add_p, math_ops.add),
+                                ("sub", elementwise.sub_p, math_ops.subtract),
+                                ("mul", elementwise.mul_p, _multiply),
+                                ("truediv", elementwise.div_p, math_ops.divide),
+                                ("pow", elementwise.pow_p, math_ops.pow)]:
+        op, rop = _fast(prim, general)
         setattr(Tensor, f"__{name}__", op)
         setattr(Tensor, f"__r{name}__", rop)
     div, rdiv = Tensor.__truediv__, Tensor.__rtruediv__
@@ -75,13 +95,22 @@ def install():
                     ("matmul", linalg_ops.matmul)]:
         setattr(Tensor, f"__{name}__", lambda self, other, f=f: f(self, other))
         setattr(Tensor, f"__r{name}__", _flip(f))
-    Tensor.__neg__ = lambda self: bind(elementwise.neg_p, self)
+    neg = elementwise.neg_p
+
+    def __neg__(self):  # (bool and unsigned integers raise in negative, as in TensorFlow)
+        d = self._value.dtype if type(self) in _PLAIN else self.dtype
+        return bind(neg, self) if d.kind in "ifc" else math_ops.negative(self)
+    Tensor.__neg__ = __neg__
     Tensor.__pos__ = lambda self: self
     Tensor.__abs__ = lambda self: math_ops.abs(self)
-    Tensor.__invert__ = lambda self: math_ops.logical_not(self)
-    Tensor.__and__ = lambda self, o: math_ops.logical_and(self, o)
-    Tensor.__or__ = lambda self, o: math_ops.logical_or(self, o)
-    Tensor.__xor__ = lambda self, o: math_ops.logical_xor(self, o)
+    Tensor.__invert__ = lambda self: (math_ops.logical_not if self.dtype.kind == "b"
+                                      else bitwise_ops.invert)(self)
+    for name, logical, bitwise in [("and", math_ops.logical_and, bitwise_ops.bitwise_and),
+                                   ("or", math_ops.logical_or, bitwise_ops.bitwise_or),
+                                   ("xor", math_ops.logical_xor, bitwise_ops.bitwise_xor)]:
+        f = _logical_or_bitwise(logical, bitwise)
+        setattr(Tensor, f"__{name}__", f)
+        setattr(Tensor, f"__r{name}__", _flip(f))
     Tensor.__eq__ = lambda self, o: math_ops.equal(self, o) if o is not None else False
     Tensor.__ne__ = lambda self, o: math_ops.not_equal(self, o) if o is not None else True
     Tensor.__lt__ = lambda self, o: math_ops.less(self, o)

@@ -360,7 +360,10 @@ step_p     = unary("step", _step, lambda g, ans, x: zeros_like(g), emit="_step({
                    dtype=_same)
 relu_p     = unary("relu", _relu, lambda g, ans, x: g * step(x),
                    emit="np.maximum({0}, 0)", dtype=_relu_dtype, fresh=True)
-abs_p      = unary("abs", xp.abs, lambda g, ans, x: g * sign(x), jvp=_abs_jvp, complex="own")
+# (multiply, not *: of a complex x the real cotangent g takes sign(x)'s complex dtype, a
+# promotion the op layer refuses to users, as TensorFlow)
+abs_p      = unary("abs", xp.abs, lambda g, ans, x: multiply(g, sign(x)), jvp=_abs_jvp,
+                   complex="own")
 # sign's derivative is 0, and connected (TensorFlow's SignGrad): the gradient of sign(x) is
 # zeros, not None, so abs and anything else built on sign differentiate twice to zeros.
 sign_p     = unary("sign", xp.sign, lambda g, ans, x: zeros_like(g), emit="np.sign({0})",
