@@ -3,7 +3,8 @@ type; where it computes, tapegrad gives its dtype and values. Never a number Ten
 would not give (ops/_kinds.py, ops/_convert.py).
 
 Two tables: CASES, the issue's list and its neighbours (Python numbers, NumPy scalars and
-lists against tensors, operators), each checked against TensorFlow 2.21 by hand; SWEEP, the
+lists against tensors, operators, tf.nn's activations), each checked against TensorFlow 2.21
+by hand; SWEEP, the
 differential sweep of every public tf.math op tapegrad has over bool, int8, uint8, int32,
 int64, float16, float32, float64 and complex64 (eager, the op applied to tensors of one
 dtype), which lists each (op, dtype) TensorFlow rejects and the error it raises. The sweep
@@ -103,6 +104,11 @@ CASES = [  # (label, call, TensorFlow's error type, or its (dtype, values))
     ("reciprocal of int32", lambda: tf.math.reciprocal(i32(2)), N),
     ("reciprocal of uint8", lambda: tf.math.reciprocal(u8(2)), E),
     ("pow of uint8", lambda: tf.pow(u8(2), u8(2)), E),
+    ("uint8 ** Python 2", lambda: u8(2) ** 2, E),
+    ("int32 ** Python 2", lambda: i32(3) ** 2, ("int32", [9])),
+    # TensorFlow wraps a Python int outside the dtype (uint8 + 300 adds 44): an error here
+    ("uint8 + Python 300", lambda: u8(1) + 300, OverflowError),
+    ("uint8 == Python -1", lambda: u8(255) == -1, OverflowError),
     ("squared_difference of int8", lambda: tf.math.squared_difference(
         tf.constant([1], tf.int8), tf.constant([3], tf.int8)), E),
     ("squared_difference of int32", lambda: tf.math.squared_difference(i32(1), i32(3)),
@@ -130,6 +136,16 @@ CASES = [  # (label, call, TensorFlow's error type, or its (dtype, values))
     ("floordiv of complex", lambda: tf.math.floordiv(tf.constant([1j]), tf.constant([1j])), N),
     ("real of bool", lambda: tf.math.real(b(True)), TypeError),
     ("exp of bool", lambda: tf.exp(b(True)), E),
+    ("nn.elu of int32", lambda: tf.nn.elu(i32(1)), E),
+    ("nn.selu of bool", lambda: tf.nn.selu(b(True)), E),
+    ("nn.gelu of int32", lambda: tf.nn.gelu(i32(1)), ValueError),
+    ("nn.leaky_relu of bool", lambda: tf.nn.leaky_relu(b(True)), E),
+    ("nn.leaky_relu of int32 (cast to float32)", lambda: tf.nn.leaky_relu(i32(-5, 2)),
+     ("float32", [-1.0, 2.0])),
+    ("nn.l2_loss of int32", lambda: tf.nn.l2_loss(i32(1)), E),
+    ("nn.l2_loss of complex", lambda: tf.nn.l2_loss(tf.constant([1j], tf.complex64)), E),
+    ("nn.sigmoid_cross_entropy of int32",
+     lambda: tf.nn.sigmoid_cross_entropy_with_logits(i32(1), i32(1)), E),
     ("max_pool3d of int32", lambda: tf.nn.max_pool3d(tf.ones((1, 2, 2, 2, 1), tf.int32), 2, 1,
                                                      "VALID"), E),
 ]

@@ -6,6 +6,7 @@ from tapegrad.ops import math_ops
 from tapegrad.errors import InvalidArgumentError as _InvalidArgumentError
 from tapegrad.core.tensor import Tensor
 from tapegrad.ops._convert import axis1, tensor
+from tapegrad.ops._kinds import require as _require
 from tapegrad.ops._convert import cast as _cast
 from tapegrad.ops.array_ops import expand_dims as _expand_dims
 from tapegrad.ops.array_ops import range as _range
@@ -40,6 +41,7 @@ def relu6(features, name=None):
 def elu(features, name=None):
     """exp(x) - 1 for x < 0, else x (TensorFlow's branch: at 0 and at NaN the linear one)."""
     x = tensor(features)
+    _require(x, "f", "Elu")
     return math_ops.where(x < 0, math_ops.expm1(math_ops.minimum(x, 0.0)), x)
 
 
@@ -47,6 +49,7 @@ def selu(features, name=None):
     """Scaled ELU with the self-normalising constants (the exponential branch for x < 0)."""
     alpha, scale = 1.6732632423543772, 1.0507009873554805
     x = tensor(features)
+    _require(x, "f", "Selu")
     return scale * math_ops.where(x < 0, alpha * math_ops.expm1(math_ops.minimum(x, 0.0)), x)
 
 
@@ -58,6 +61,7 @@ def leaky_relu(features, alpha=0.2, name=None):
     [-0.4000000059604645, 1.0]
     """
     x = tensor(features)
+    _require(x, "iuf", "LeakyRelu")
     if x.dtype.kind in "iu":
         x = _cast(x, "float32")
     if isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and x.dtype.kind == "f":
@@ -96,6 +100,9 @@ silu = swish
 def gelu(features, approximate=False, name=None):
     """Gaussian error linear unit; exact (erf) by default, tanh form if ``approximate``."""
     x = tensor(features)
+    if x.dtype.kind != "f":
+        raise ValueError("`features.dtype` must be a floating point tensor."
+                         f"Received:features.dtype={x.dtype}")
     if approximate:
         c = math.sqrt(2 / math.pi)
         return 0.5 * x * (1 + math_ops.tanh(c * (x + 0.044715 * x * x * x)))
@@ -122,6 +129,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     if labels is None or logits is None:
         raise ValueError("sigmoid_cross_entropy_with_logits needs both labels and logits.")
     x = tensor(logits)
+    _require(x, "fc", "Mul")
     z = tensor(labels, x.dtype)
     if tuple(z.shape) != tuple(x.shape):
         raise ValueError(f"logits and labels must have the same shape "
@@ -171,8 +179,9 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
 
 
 def l2_loss(t, name=None):
-    """sum(t ** 2) / 2."""
+    """sum(t ** 2) / 2 (floats only, as TensorFlow's L2Loss)."""
     x = tensor(t)
+    _require(x, "f", "L2Loss")
     return math_ops.reduce_sum(x * x) / 2
 
 

@@ -89,7 +89,9 @@ def install():
     def __pow__(self, other):
         if type(other) is int and -64 <= other <= 64 and self.dtype.kind in "fc":
             return bind(elementwise.integer_pow_p, self, y=other)
-        return math_ops.pow(self, other) if type(other) is float else pow_op(self, other)
+        if type(other) is float or self.dtype.kind not in "ifc":  # (TF: no uint or bool Pow)
+            return math_ops.pow(self, other)
+        return pow_op(self, other)
     Tensor.__pow__ = __pow__
     for name, f in [("floordiv", math_ops.floordiv), ("mod", math_ops.floormod),
                     ("matmul", linalg_ops.matmul)]:
