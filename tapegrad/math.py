@@ -6,3 +6,4 @@ from tapegrad.ops.array_ops import argsort, top_k  # noqa: F401,E402
 from tapegrad.ops.special_ops import *  # noqa: F401,F403,E402
 from tapegrad.ops.segment_ops import *  # noqa: F401,F403,E402
 from tapegrad.ops.unique_ops import bincount  # noqa: F401
+from tapegrad.ops.composed_math_ops import *  # noqa: F401,F403,E402

@@ -136,6 +136,21 @@ CASES = [  # (label, call, TensorFlow's error type, or its (dtype, values))
     ("floordiv of complex", lambda: tf.math.floordiv(tf.constant([1j]), tf.constant([1j])), N),
     ("real of bool", lambda: tf.math.real(b(True)), TypeError),
     ("exp of bool", lambda: tf.exp(b(True)), E),
+    ("math.rint", lambda: tf.math.rint(f32(0.5, 1.5, -2.5, -0.0, np.nan, np.inf)),
+     ("float32", [0.0, 2.0, -2.0, -0.0, np.nan, np.inf])),
+    ("math.rint of int32", lambda: tf.math.rint(i32(1)), E),
+    ("math.reciprocal_no_nan", lambda: tf.math.reciprocal_no_nan(
+        f32(0.0, -0.0, 2.0, np.inf, np.nan)), ("float32", [0.0, 0.0, 0.5, 0.0, np.nan])),
+    ("math.reciprocal_no_nan of int32", lambda: tf.math.reciprocal_no_nan(i32(2)), E),
+    ("math.zero_fraction", lambda: tf.math.zero_fraction(f32(0.0, 1.0, -0.0, np.nan)),
+     ("float32", 0.5)),
+    ("math.zero_fraction of bools", lambda: tf.math.zero_fraction(b(True, False)),
+     ("float32", 0.5)),
+    ("math.zero_fraction of nothing", lambda: tf.math.zero_fraction(tf.zeros([0])),
+     ("float32", np.nan)),
+    ("math.scalar_mul", lambda: tf.math.scalar_mul(2, f32(1, 2)), ("float32", [2.0, 4.0])),
+    ("math.scalar_mul of a vector", lambda: tf.math.scalar_mul([2.0, 1.0], f32(1, 2)),
+     ValueError),
     ("nn.elu of int32", lambda: tf.nn.elu(i32(1)), E),
     ("nn.selu of bool", lambda: tf.nn.selu(b(True)), E),
     ("nn.gelu of int32", lambda: tf.nn.gelu(i32(1)), ValueError),
@@ -171,6 +186,16 @@ def test_tensorflows_dtype_rules(label, call, want):
 def test_the_same_rules_inside_tf_function(label, call, want):
     # eager == compiled: the rules are the op's, so tracing raises (or computes) alike
     _check(lambda: tf.function(call)(), want)
+
+
+def test_reciprocal_no_nan_gradient():
+    # TensorFlow's DivNoNan gradient: -1/x**2, and 0 at x = 0 (not NaN)
+    x = tf.Variable([0.0, 2.0, -4.0])
+    with tf.GradientTape() as g:
+        y = tf.reduce_sum(tf.math.reciprocal_no_nan(x))
+    np.testing.assert_array_equal(g.gradient(y, x).numpy(), [0.0, -0.25, -0.0625])
+    from tapegrad.testing import check_grads
+    check_grads(tf.math.reciprocal_no_nan, [np.array([0.5, -2.0, 3.0])], order=2)
 
 
 def test_l2_normalize_of_complex_divides_by_the_norm():
