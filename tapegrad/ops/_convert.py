@@ -15,7 +15,7 @@ import numpy as np
 from tapegrad.core.dispatch import bind
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, is_size
-from tapegrad.ops._kinds import mismatch
+from tapegrad.ops._kinds import mismatch, same_kind
 
 _wrap = Tensor._wrap
 
@@ -99,9 +99,6 @@ def cast(x, dtype):
     return bind(cast_p, x, dtype=np.dtype(dtype).name)
 
 
-_KIND = {"b": "b", "i": "i", "u": "i", "f": "f", "c": "c"}  # integers of any sign are one kind
-
-
 def binary(x, y, op="binary op"):
     """Two operands of one dtype (``op`` names the operation in TensorFlow's error)."""
     if isinstance(x, Tensor):
@@ -122,7 +119,7 @@ def binary(x, y, op="binary op"):
         else:
             y = convert_to_tensor(y)
     if x.dtype != y.dtype:
-        if _KIND.get(x.dtype.kind, x.dtype.kind) != _KIND.get(y.dtype.kind, y.dtype.kind):
+        if not same_kind(x, y):
             mismatch(op, x, y)
         dt = np.result_type(x.dtype, y.dtype)
         if x.dtype != dt:

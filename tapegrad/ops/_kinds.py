@@ -56,6 +56,16 @@ def require_bool(x, op, index=0):
             f"tensor but is a {tf_name(x.dtype)} tensor [Op:{op}]")
 
 
+_GROUP = {"u": "i"}  # integers of either sign are one kind
+
+
+def same_kind(x, y):
+    """Whether two tensors' dtypes are of one kind (bool, integer, float, complex): the
+    dtypes NumPy's promotion may join (README); other pairs get ``mismatch``."""
+    a, b = x.dtype.kind, y.dtype.kind
+    return _GROUP.get(a, a) == _GROUP.get(b, b)
+
+
 def mismatch(op, x, y):
     """TensorFlow's error for two tensors of different dtypes in one op."""
     raise InvalidArgumentError(

@@ -10,6 +10,7 @@ from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, sizes_now
 from tapegrad.ops._convert import axis1, like, static_shape, tensor
+from tapegrad.ops._kinds import mismatch, same_kind
 from tapegrad.ops._convert import cast as _cast
 from tapegrad.primitives import shape as shape_prims
 
@@ -155,7 +156,10 @@ def concat(values, axis, name=None):
     xs = _tensors_like(values)
     if not xs:
         raise ValueError("concat: needs at least one tensor.")
-    dt = np.result_type(*[x.dtype for x in xs])
+    for x in xs[1:]:  # one kind (TensorFlow's error for int with float, bool with int...)
+        if not same_kind(xs[0], x):
+            mismatch("ConcatV2", xs[0], x)
+    dt = np.result_type(*[x.dtype for x in xs])  # of one kind: NumPy's promotion (README)
     xs = [cast(x, dt) for x in xs]
     nd = xs[0].ndim
     ax = axis1(axis, nd, "concat")
