@@ -16,7 +16,10 @@ def _unary(prim, doc, kinds=NUMBERS, missing=""):
     check = require_bool if kinds == BOOL else None
 
     def op(x, name=None):
-        if type(x) is not Tensor:  # the common case skips the conversion call
+        if type(x) is Tensor:  # the common case: a concrete tensor, no conversion call
+            if x._value.dtype.kind in kinds:
+                return bind(prim, x)
+        else:
             x = tensor(x)
         if x.dtype.kind not in kinds:
             check(x, prim.name) if check else require(x, kinds, prim.name, missing)
@@ -29,6 +32,10 @@ def _unary(prim, doc, kinds=NUMBERS, missing=""):
 def _binary_op(prim, doc, kinds=NUMBERS, missing=""):
     """The op of a two-input primitive: one dtype (``binary``), of the kinds ``kinds``."""
     def op(x, y, name=None):
+        if type(x) is Tensor and type(y) is Tensor:  # the common case: concrete, one dtype
+            d = x._value.dtype
+            if d == y._value.dtype and d.kind in kinds:
+                return bind(prim, x, y)
         if type(x) is not Tensor or type(y) is not Tensor or x.dtype != y.dtype:
             x, y = binary(x, y, prim.name)
         if x.dtype.kind not in kinds:
