@@ -1,29 +1,14 @@
 """``tf.math`` names composed of other ops, with TensorFlow 2.21's dtypes and values:
-``rint``, ``reciprocal_no_nan``, ``zero_fraction``, ``scalar_mul``, ``softmax`` and
-``log_softmax`` (the ``tf.nn`` functions under their ``tf.math`` names)."""
+``reciprocal_no_nan``, ``zero_fraction``, ``scalar_mul``, ``softmax`` and ``log_softmax``
+(the ``tf.nn`` functions under their ``tf.math`` names)."""
 import numpy as np
 
-from tapegrad.core.dispatch import bind
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import cast, tensor
 from tapegrad.ops._kinds import require
 from tapegrad.ops.nn_ops import log_softmax, softmax  # noqa: F401  (tf.math's names too)
-from tapegrad.primitives import elementwise
 
-__all__ = ["rint", "reciprocal_no_nan", "zero_fraction", "scalar_mul", "softmax",
-           "log_softmax"]
-
-
-def rint(x, name=None):
-    """The nearest integer, halves to even, as a float (floats only, as TensorFlow).
-
-    >>> import tapegrad as tf
-    >>> tf.math.rint([0.5, 1.5, -2.5]).numpy().tolist()
-    [0.0, 2.0, -2.0]
-    """
-    x = tensor(x)
-    require(x, "f", "Rint")
-    return bind(elementwise.round_p, x)
+__all__ = ["reciprocal_no_nan", "zero_fraction", "scalar_mul", "softmax", "log_softmax"]
 
 
 def reciprocal_no_nan(x, name=None):
