@@ -14,6 +14,7 @@ import numpy as np
 from tapegrad.primitives.api import reduce_sum, reshape
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.util import buffers
+from tapegrad.util.rows import EAGER_K, EAGER_ROWS, merge_factor, tile_rows
 
 xp = np  # the array namespace: every implementation goes through it (GPU arrays later)
 
@@ -106,6 +107,29 @@ def _recycling_impl(name, impl):
 
 
 _SMALL = buffers.MIN_BYTES // 16  # elements below which no result reaches MIN_BYTES
+_MERGED_UFUNCS = (np.add, np.subtract, np.multiply, np.true_divide)  # exact in any loop
+
+
+def _merged_rows(ufunc, x, y):
+    """``ufunc(x, y)`` where one operand is one short row broadcast over the other's rows,
+    computed on rows merged r at a time (``util/rows.py``'s rule, which generated code
+    follows too, with an eager call's thresholds), else None. Each element is the same ufunc of the same two
+    values (add, subtract, multiply and divide round exactly in every loop), so the result
+    is the same bits, dtype and shape."""
+    big, row = (x, y) if x.size >= y.size else (y, x)
+    if big.ndim < 2 or big.shape[-1] > EAGER_K:  # (a dense layer's bias: decided at once)
+        return None
+    b, k = big.shape[-2:]
+    if not (row.size == k and 0 < row.ndim <= big.ndim and row.shape[-1] == k
+            and big.flags.c_contiguous):
+        return None
+    r = merge_factor(b, k, big.size // k if k else 0, runtime_tile=True, eager=True)
+    if r is None:
+        return None
+    merged = big.reshape(big.shape[:-2] + (b // r, r * k))
+    tiled = tile_rows(row.reshape(k), r)
+    out = ufunc(merged, tiled) if big is x else ufunc(tiled, merged)
+    return out.reshape(big.shape)
 
 
 def recycling(impl, ufunc):
@@ -122,12 +146,20 @@ def recycling(impl, ufunc):
             out = _output(ufunc, (x,))
             return impl(x) if out is None else ufunc(x, out=out)
     else:
+        merges = ufunc in _MERGED_UFUNCS
+
         def run(x, y):
             try:  # NumPy arrays and scalars have .size; anything else is impl's
                 small = x.size < _SMALL and y.size < _SMALL
             except AttributeError:
                 small = True
             if small:
+                if merges and x.__class__ is np.ndarray and y.__class__ is np.ndarray and \
+                        (x.size >= EAGER_ROWS or y.size >= EAGER_ROWS) and \
+                        x.shape != y.shape:
+                    out = _merged_rows(ufunc, x, y)
+                    if out is not None:
+                        return out
                 return impl(x, y)
             out = _output(ufunc, (x, y))
             return impl(x, y) if out is None else ufunc(x, y, out=out)

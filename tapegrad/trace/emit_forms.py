@@ -12,6 +12,8 @@ import numpy as np
 from tapegrad.primitives import linalg, reductions
 from tapegrad.primitives.shape import transpose_p
 from tapegrad.util import small_gemm
+from tapegrad.util.rows import (MERGE_K, MERGE_ROWS, MERGE_ROWS_COPY, MERGE_WIDTH,  # noqa: F401
+                                merge_factor, tile_rows)
 
 # Python operators on arrays are these ufuncs, which take an out= buffer.
 _OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
@@ -159,29 +161,11 @@ def matmul_into(e, made_by, ren, buf, ns):
     return f"matmul_2d({a}, {b}, {buf})"
 
 
-# ---- broadcast rows merged ------------------------------------------------------------------
-MERGE_WIDTH = 512     # merged rows hold at most this many elements
-MERGE_K = 64          # longer rows gain too little (4% at 128, nothing at 256)
-MERGE_ROWS = 256      # results of fewer rows keep the plain form (the reshapes cost more)
-MERGE_ROWS_COPY = 1024  # ... and where an operand is tiled at run time (~1.5 us)
-
-
+# ---- broadcast rows merged (the cost model: util/rows.py) ---------------------------------
 def merged_rows(e, consts):
-    """How many rows at a time a broadcast elementwise operation should run on, or None.
-
-    NumPy runs ``d + c`` for ``d`` of shape (..., B, K) and ``c`` of shape (K,) or (..., 1, K)
-    (a bias; the basis rows of a batch Jacobian) one row at a time: with K = 16 its inner
-    loop has 16 elements, and the sum takes 2-3x the time of one on contiguous data (a few
-    ns per row). Viewed as (..., B / r, r * K), with ``c`` tiled r times along its last
-    axis, the same element pairs meet in loops r times as long: the same numbers, bit for
-    bit. A constant ``c`` is tiled once (r * c.size elements: never more than the result it
-    is broadcast into); a 1-D argument or temporary at every call.
-    Cost model: rows of K <= ``MERGE_K`` elements become rows of r * K <= ``MERGE_WIDTH``
-    (r the largest divisor of B that fits), for results of ``MERGE_ROWS`` rows and more
-    (``MERGE_ROWS_COPY`` where an operand is tiled at run time). Measured, one thread:
-    0.54x the time at (2048, 16), 0.66x at (1024, 8), 0.78x at (1024, 64), a tiled argument
-    included.
-    """
+    """How many rows at a time a broadcast elementwise operation should run on, or None:
+    ``util/rows.py``'s rule. A constant ``c`` is tiled once (r * c.size elements: never more
+    than the result it is broadcast into); a 1-D argument or temporary at every call."""
     ufunc = ufunc_of(e.prim)
     if ufunc is None or len(e.outs) != 1 or len(e.inputs) != 2 or ufunc.nin != 2:
         return None
@@ -194,10 +178,7 @@ def merged_rows(e, consts):
     kinds = [_row_kind(v, b, k, out.ndim, consts) for v in e.inputs]
     if None in kinds or "full" not in kinds or not {"tile", "copy"} & set(kinds):
         return None
-    if out.size // k < (MERGE_ROWS_COPY if "copy" in kinds else MERGE_ROWS):
-        return None
-    r = max(d for d in range(1, MERGE_WIDTH // k + 1) if b % d == 0)
-    return r if r > 1 else None
+    return merge_factor(int(b), int(k), out.size // k, "copy" in kinds)
 
 
 def _row_kind(v, b, k, ndim, consts):
@@ -209,13 +190,6 @@ def _row_kind(v, b, k, ndim, consts):
     if shape[-2:] == (1, k):
         return "tile" if v.name in consts else "copy" if v.ndim == 1 else None
     return None
-
-
-def tile_rows(v, r):
-    """1-D ``v`` repeated ``r`` times (``np.tile`` without its Python overhead)."""
-    out = np.empty((r, v.shape[0]), v.dtype)
-    out[...] = v
-    return out.reshape(-1)
 
 
 def merged_rows_form(e, r, names, consts, ns, new_name, notes, tiled, out=None, recycled=None):
