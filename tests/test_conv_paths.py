@@ -132,6 +132,45 @@ def test_gemm_blocks_cover_the_rows_once():
     np.testing.assert_allclose(C._rows_times(rows, w), rows.T @ w, rtol=1e-13, atol=1e-12)
 
 
+# ---- the transposed convolution's columns: one GEMM per offset, or one GEMM and a permute ---
+@pytest.mark.parametrize("c, co, per_offset", [
+    (4, 16, False), (5, 16, True), (6, 16, True), (5, 17, False),   # C >= 5 with Co <= 16
+    (15, 32, False), (16, 32, True), (16, 33, False), (32, 24, True),  # C >= 16, Co <= 32
+    (1, 8, False),                                                    # C = 1: its own GEMM
+])
+@pytest.mark.parametrize("geometry", [
+    ((2, 2), (1, 1), ((0, 0), (0, 0)), (5, 5)),     # LeNet's second layer, 'VALID'
+    ((2, 1), (1, 2), ((1, 2), (0, 1)), (3, 2)),     # strides, dilations, padding
+])
+@pytest.mark.parametrize("kind", ["float32", "float64", "specials", "int"])
+def test_per_offset_columns_equal_one_gemm_and_permute(monkeypatch, c, co, per_offset,
+                                                       geometry, kind):
+    strides, dilations, padding, kernel = geometry
+    spatial = (9, 8)
+    out = C.check_geometry("conv", spatial, kernel, strides, dilations, padding)
+    ys, ws = (3,) + out + (co,), kernel + (c, co)
+    if kind == "int":
+        g, w = RNG.integers(-5, 6, ys), RNG.integers(-5, 6, ws)
+    elif kind == "specials":
+        g, w = specials(ys), RNG.standard_normal(ws)
+    else:
+        g, w = RNG.standard_normal(ys).astype(kind), RNG.standard_normal(ws).astype(kind)
+    assert C._per_offset(c, co) == per_offset
+    p = dict(input_spatial=spatial, strides=strides, dilations=dilations, padding=padding,
+             groups=1)
+    chosen = C._conv_input_grad(g, w, **p)
+    monkeypatch.setattr(C, "_per_offset", lambda c, co: True)
+    each = C._conv_input_grad(g, w, **p)
+    monkeypatch.setattr(C, "_per_offset", lambda c, co: False)
+    one = C._conv_input_grad(g, w, **p)
+    same(chosen, each if per_offset else one, exact=True)  # the rule picks the path
+    assert each.dtype == one.dtype == np.result_type(g, w)
+    if kind == "float32":  # the same Co-long dot products, possibly in another order
+        np.testing.assert_allclose(each, one, rtol=1e-5, atol=1e-5 * abs(one).max())
+    else:
+        same(each, one, exact=kind == "int")
+
+
 # ---- max pooling's VJP: tiled windows (stride = window, no padding before) ------------------
 POOLS = [  # (x shape, window, padding): strides = window
     ((3, 8, 8, 3), (2, 2), ((0, 0), (0, 0))),       # LeNet's pools

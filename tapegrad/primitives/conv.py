@@ -247,16 +247,37 @@ def _conv1(x, w, *, strides, dilations, padding, groups):
     return y.reshape((n,) + out + (co,))
 
 
+# The transposed convolution's offset-major columns by one GEMM per kernel offset (a stacked
+# matmul) instead of one GEMM and ``permute_runs``. Measured, CPU time on one thread, paired,
+# per offset over one GEMM + permute, M = 4,608-25,088 rows, K = 9 and 25 offsets, float32 /
+# float64: C >= 5 input channels with Co <= 16 output channels 0.17-0.89 / 0.15-0.76 (LeNet's
+# second layer, C = 6, Co = 16, M = 6,400: 0.43 / 0.23), once 1.03; C >= 16 with Co <= 32
+# 0.46-0.94 / 0.34-0.92; but C = 5-8 with Co = 24-32 0.42-1.36, Co = 64 0.68-2.1, C = 3 with
+# Co >= 16 0.8-2.8 (a GEMM C columns wide is slow; runs of 8 or 16 bytes move fast).
+PER_OFFSET_MIN_C, PER_OFFSET_MAX_CO = 5, 16
+PER_OFFSET_WIDE_C, PER_OFFSET_WIDE_CO = 16, 32
+
+
+def _per_offset(c, co):
+    """Whether the transposed convolution's columns are made by one GEMM per offset."""
+    return (c >= PER_OFFSET_MIN_C and co <= PER_OFFSET_MAX_CO) or \
+        (c >= PER_OFFSET_WIDE_C and co <= PER_OFFSET_WIDE_CO)
+
+
 def _conv_input_grad1(y, w, *, input_spatial, strides, dilations, padding, groups):
     d = y.ndim - 2
     kernel, out = tuple(w.shape[:d]), tuple(y.shape[1:-1])
     n, cg, co, g = y.shape[0], w.shape[-2], w.shape[-1], groups
     c, m, kk = cg * g, n * math.prod(out), math.prod(kernel)
     # the columns offset-major, (K, M, C): one GEMM when C is 1 (its (K, M) layout is the
-    # same), else one GEMM (M, K*C) whose C-long runs are then moved as units (measured on
-    # LeNet: 25 GEMMs, one per offset, take 1.3x as long, and NumPy's transposing copy 10x)
+    # same); one GEMM per offset, (M, Co) @ (Co, C), in one stacked matmul writing (K, M, C)
+    # where that pays (``_per_offset``); else one GEMM (M, K*C) whose C-long runs are then
+    # moved as units (NumPy's transposing copy takes 10x as long)
     if g == 1 and c == 1:
         cols = w.reshape(kk, co) @ y.reshape(m, co).T
+    elif g == 1 and _per_offset(c, co):
+        cols = xp.matmul(y.reshape(m, co),
+                         xp.ascontiguousarray(xp.swapaxes(w.reshape(kk, c, co), 1, 2)))
     elif g == 1:
         cols = permute_runs((y.reshape(m, co) @ w.reshape(kk * c, co).T).reshape(m, kk, c),
                             (1, 0))
