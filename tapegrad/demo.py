@@ -63,11 +63,14 @@ def make_mlp(sizes=(32, 256, 256, 16), seed=0):
                        tf.constant(np.zeros(b, np.float32))))
 
     def mlp(x):
+        one = x.ndim == 1  # one input: a batch of one, since tf.matmul takes matrices
+        if one:
+            x = x[None]
         for i, (w, b) in enumerate(params):
             x = tf.matmul(x, w) + b
             if i < len(params) - 1:
                 x = tf.tanh(x)
-        return x
+        return x[0] if one else x
     return mlp
 
 
