@@ -252,3 +252,13 @@ def test_activity_regularizer_enters_the_training_loss():
     expected = (pred ** 2).mean() + 0.5 * np.abs(pred).sum() / 4
     np.testing.assert_allclose(model.evaluate(x, np.zeros((4, 1)), verbose=0), expected,
                                rtol=1e-5)
+
+
+def test_attention_dropout_with_a_seed_repeats_across_layers_not_across_calls():
+    def layer():
+        return keras.layers.Attention(dropout=0.5, seed=4)
+    a, b = layer(), layer()
+    first = a([Q, V], training=True).numpy()
+    np.testing.assert_array_equal(first, b([Q, V], training=True).numpy())
+    assert not np.array_equal(first, a([Q, V], training=True).numpy())
+    np.testing.assert_array_equal(a([Q, V]).numpy(), keras.layers.Attention()([Q, V]).numpy())

@@ -12,6 +12,7 @@ value), with optional ``mask=[query_mask, value_mask]``, ``use_causal_mask`` and
 import numpy as np
 
 from tapegrad.keras import _tf as tf
+from tapegrad.keras import random as krandom
 from tapegrad.keras.layers.base import Layer
 
 
@@ -29,6 +30,9 @@ class Attention(Layer):
                              f"{{'dot', 'concat'}}. Received: score_mode={score_mode}")
         self.use_scale, self.score_mode, self.dropout, self.seed = (use_scale, score_mode,
                                                                     dropout, seed)
+        # a generator of its own, as the noise layers: an int seed passed straight to
+        # keras.random would draw the same dropout mask on every call
+        self.seed_generator = krandom.SeedGenerator(seed) if seed is not None else None
         self.supports_masking = True
 
     def _validate(self, inputs, mask=None):
@@ -84,8 +88,7 @@ class Attention(Layer):
             scores = tf.where(tf.logical_not(keep), scores - big, scores)
         weights = tf.nn.softmax(scores, axis=-1)
         if training and self.dropout > 0:
-            from tapegrad.keras import random as krandom
-            weights = krandom.dropout(weights, self.dropout, seed=self.seed)
+            weights = krandom.dropout(weights, self.dropout, seed=self.seed_generator)
         out = tf.matmul(weights, v)
         if q_mask is not None:
             out = tf.where(tf.expand_dims(tf.cast(q_mask, "bool"), -1), out,
