@@ -327,7 +327,7 @@ def test_api_derivatives_of_order_two(label, fn, xs, ws):
 def test_blocks_of_the_batch_give_the_same_numbers(monkeypatch, geometry):
     # the implementations split the batch when the columns pass WHOLE_BYTES, in blocks of
     # COLUMN_BYTES
-    from tapegrad.primitives import conv as C
+    from tapegrad.primitives import conv_gemm as C
     x, w = RNG.standard_normal((7, 6, 7, 4)), RNG.standard_normal((3, 2, 4 // geometry["groups"],
                                                                   6))
     y = C._conv(x, w, **geometry)

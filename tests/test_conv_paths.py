@@ -8,7 +8,7 @@ zero) or to rounding (float sums in another order).
 import numpy as np
 import pytest
 
-from tapegrad.primitives import conv as C
+from tapegrad.primitives import conv_gemm as C
 from tapegrad.primitives import pooling as P
 
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")

@@ -20,7 +20,7 @@ import pytest
 
 import tapegrad as tf
 from tapegrad.core.dispatch import PRIMITIVES, bind
-from tapegrad.primitives.shape import Index
+from tapegrad.primitives.gather import Index
 from tapegrad.primitives.params import param_names
 from tapegrad.testing import check_batching, check_grads
 

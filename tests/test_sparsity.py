@@ -5,7 +5,7 @@ import pytest
 import tapegrad as tf
 from _reference import rosenbrock
 from tapegrad.ir import check
-from tapegrad.primitives.shape import _index_add
+from tapegrad.primitives.gather import _index_add
 from tapegrad.sparsity import colouring
 from tapegrad.testing import assert_same_bits
 

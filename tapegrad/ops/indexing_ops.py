@@ -6,7 +6,7 @@ from tapegrad.core.tensor import Tensor, convert_to_tensor, is_size, sizes_now
 from tapegrad.ops._convert import axis1, tensor
 from tapegrad.ops.shape_ops import reshape
 from tapegrad.primitives import elementwise
-from tapegrad.primitives import shape as shape_prims
+from tapegrad.primitives import gather as gather_prims
 
 __all__ = ["gather", "gather_nd", "getitem", "boolean_mask"]
 
@@ -40,7 +40,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
         if iv.size and (iv.min() < -n or iv.max() >= n):
             raise IndexError(f"gather: indices {iv.tolist()} out of range [0, {n}) for axis "
                              f"{a} of shape {tuple(x.shape)}.")
-    return bind(shape_prims.take_p, x, i, axis=a)
+    return bind(gather_prims.take_p, x, i, axis=a)
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -73,7 +73,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     strides = np.cumprod((1,) + dims[:0:-1])[::-1].astype(i.dtype) if k else np.zeros(0, i.dtype)
     flat = math_ops.reduce_sum(i * _wrap(strides), axis=-1)
     xf = reshape(x, (int(np.prod(dims)),) + tuple(x.shape[k:]))
-    return bind(shape_prims.take_p, xf, flat, axis=0)
+    return bind(gather_prims.take_p, xf, flat, axis=0)
 
 
 def _norm_index(key, x):
@@ -99,7 +99,7 @@ def _norm_index(key, x):
             raise TypeError(f"Only integers, slices, ellipsis, tf.newaxis and integer or "
                             f"boolean tensors are valid indices, got {k.dtype}.")
         out.append(k)
-    return shape_prims.Index(tuple(out))
+    return gather_prims.Index(tuple(out))
 
 
 def _key_now(key):
@@ -121,7 +121,7 @@ def _symbolic_scalar_index(key, x):
         return None
     n = convert_to_tensor(x.shape[axis], dtype=i.dtype)
     i = bind(elementwise.where_p, i < 0, i + n, i)
-    return bind(shape_prims.take_p, x, i, axis=axis)
+    return bind(gather_prims.take_p, x, i, axis=axis)
 
 
 _PLAIN = {}  # a plain key's bounds -> its Index (slices are unhashable before Python 3.12)
@@ -151,7 +151,7 @@ def _plain_index(key):
     if idx is None:
         if len(_PLAIN) >= 1024:
             _PLAIN.clear()
-        idx = _PLAIN[parts] = shape_prims.Index(key)
+        idx = _PLAIN[parts] = gather_prims.Index(key)
     return idx
 
 
@@ -166,7 +166,7 @@ def getitem(x, key):
             except IndexError as e:
                 raise IndexError(f"Index {key!r} is out of range for a tensor of shape "
                                  f"{tuple(x.shape)}: {e}") from None
-            return bind(shape_prims.getitem_p, x, index=idx)
+            return bind(gather_prims.getitem_p, x, index=idx)
     x = tensor(x)
     taken = _symbolic_scalar_index(key, x)
     if taken is not None:
@@ -177,7 +177,7 @@ def getitem(x, key):
     except IndexError as e:
         raise IndexError(f"Index {key!r} is out of range for a tensor of shape "
                          f"{tuple(x.shape)}: {e}") from None
-    return bind(shape_prims.getitem_p, x, index=idx)
+    return bind(gather_prims.getitem_p, x, index=idx)
 
 
 def boolean_mask(tensor_, mask, axis=None, name=None):

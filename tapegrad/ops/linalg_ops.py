@@ -19,7 +19,7 @@ from tapegrad.ops._convert import axis1, binary
 from tapegrad.ops._convert import matrices as _matrices
 from tapegrad.ops._convert import tensor as _tensor
 from tapegrad.ops.array_ops import eye
-from tapegrad.primitives import linalg
+from tapegrad.primitives import linalg, solvers
 from tapegrad.primitives import shape as shape_prims
 from tapegrad.primitives.complex import conj
 # the diagonal and norm ops live in modules of their own; tf.linalg re-exports them from here
@@ -267,7 +267,7 @@ def inv(input, adjoint=False, name=None):
     [[0.5, 0.0], [0.0, 0.25]]
     """
     x = _matrices(input, "inv")
-    return bind(linalg.inv_p, matrix_transpose(x, conjugate=True) if adjoint else x)
+    return bind(solvers.inv_p, matrix_transpose(x, conjugate=True) if adjoint else x)
 
 
 def det(input, name=None):
@@ -277,7 +277,7 @@ def det(input, name=None):
     >>> float(tf.linalg.det([[2.0, 1.0], [1.0, 3.0]]))
     5.0
     """
-    return bind(linalg.det_p, _matrices(input, "det"))
+    return bind(solvers.det_p, _matrices(input, "det"))
 
 
 def slogdet(input, name=None):
@@ -289,7 +289,7 @@ def slogdet(input, name=None):
     (-1.0, 0.6931)
     """
     x = _matrices(input, "slogdet")
-    return bind(linalg.detsign_p, x), bind(linalg.logabsdet_p, x)
+    return bind(solvers.detsign_p, x), bind(solvers.logabsdet_p, x)
 
 
 def logdet(matrix, name=None):
@@ -316,7 +316,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
     [[0.5], [0.25]]
     """
     a, b = _rhs(matrix, rhs, "solve")
-    return bind(linalg.solve_p, matrix_transpose(a, conjugate=True) if adjoint else a, b)
+    return bind(solvers.solve_p, matrix_transpose(a, conjugate=True) if adjoint else a, b)
 
 
 def cholesky(input, name=None):
@@ -329,7 +329,7 @@ def cholesky(input, name=None):
     >>> tf.linalg.cholesky([[4.0, 2.0], [2.0, 2.0]]).numpy().tolist()
     [[2.0, 0.0], [1.0, 1.0]]
     """
-    return bind(linalg.cholesky_p, _matrices(input, "cholesky"))
+    return bind(solvers.cholesky_p, _matrices(input, "cholesky"))
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
@@ -344,7 +344,7 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     a, b = _rhs(matrix, rhs, "triangular_solve")
     if adjoint:  # the primitive transposes; TensorFlow's adjoint also conjugates
         a = conj(a)
-    return bind(linalg.triangular_solve_p, a, b, lower=bool(lower), adjoint=bool(adjoint))
+    return bind(solvers.triangular_solve_p, a, b, lower=bool(lower), adjoint=bool(adjoint))
 
 
 def cholesky_solve(chol, rhs, name=None):

@@ -24,7 +24,7 @@ from tapegrad.ops import math_ops
 from tapegrad.ops._convert import tensor
 from tapegrad.ops.array_ops import gather, range as _range, reshape
 from tapegrad.primitives import scatter_extremes, segments
-from tapegrad.primitives.shape import take_add_p
+from tapegrad.primitives.gather import take_add_p
 
 _wrap = Tensor._wrap
 

@@ -23,7 +23,7 @@ from tapegrad.ops import math_ops
 from tapegrad.ops._convert import tensor
 from tapegrad.ops.array_ops import ones, reshape, zeros_like
 from tapegrad.primitives import segments
-from tapegrad.primitives.shape import take_add_p
+from tapegrad.primitives.gather import take_add_p
 
 
 def _num(num_segments):

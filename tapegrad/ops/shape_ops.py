@@ -12,7 +12,7 @@ from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, sizes_no
 from tapegrad.ops._convert import axis1, like, static_shape, tensor
 from tapegrad.ops._kinds import mismatch, same_kind
 from tapegrad.ops._convert import cast as _cast
-from tapegrad.primitives import shape as shape_prims
+from tapegrad.primitives import gather as gather_prims, shape as shape_prims
 
 __all__ = ["cast", "identity", "stop_gradient", "reshape", "broadcast_to", "transpose",
            "expand_dims", "squeeze", "concat", "stack", "unstack", "split", "tile", "reverse",
@@ -200,7 +200,7 @@ def unstack(value, num=None, axis=0, name=None):
         raise ValueError(f"unstack: num={num} does not match axis {a} of size {x.shape[a]} "
                          f"(shape {tuple(x.shape)}).")
     key = (slice(None),) * a
-    return [bind(shape_prims.getitem_p, x, index=shape_prims.Index(key + (i,)))
+    return [bind(gather_prims.getitem_p, x, index=gather_prims.Index(key + (i,)))
             for i in builtins.range(x.shape[a])]
 
 
@@ -223,7 +223,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
             raise ValueError(f"split: sizes {sizes} do not add up to {n}, the size of axis {a}.")
     out, start = [], 0
     for s in sizes:
-        out.append(bind(shape_prims.getitem_p, x, index=shape_prims.Index((slice(None),) * a
+        out.append(bind(gather_prims.getitem_p, x, index=gather_prims.Index((slice(None),) * a
                                                       + (slice(start, start + s),))))
         start += s
     return out
@@ -250,7 +250,7 @@ def reverse(tensor_, axis, name=None):
     x = tensor(tensor_)
     ax = {axis1(a, x.ndim, "reverse") for a in static_shape(axis)}
     key = tuple(slice(None, None, -1) if i in ax else slice(None) for i in builtins.range(x.ndim))
-    return bind(shape_prims.getitem_p, x, index=shape_prims.Index(key))
+    return bind(gather_prims.getitem_p, x, index=gather_prims.Index(key))
 
 
 def pad(tensor_, paddings, mode="CONSTANT", constant_values=0, name=None):

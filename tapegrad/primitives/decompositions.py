@@ -26,7 +26,7 @@ from tapegrad.primitives.api import (band_part, concat, diag, diag_part, expand_
                                      matrix_transpose, triangular_solve, where,
                                      zeros_like)
 from tapegrad.primitives.families import xp
-from tapegrad.primitives.linalg import _lapack_dtype, _square_abstract, _unary_batch
+from tapegrad.primitives.solvers import _lapack_dtype, _square_abstract, _unary_batch
 from tapegrad.primitives.params import check_bool
 
 _mT = matrix_transpose

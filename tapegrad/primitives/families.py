@@ -220,6 +220,12 @@ def nondiff(name, impl, nin, *, emit=None, abstract=None, batch=None, validate=N
                      validate=validate, fresh=fresh, batch=batch, identities=identities)
 
 
+def linear_jvp(name):
+    """JVP of a linear primitive: apply it to the tangent (``name``: the block's primitive,
+    made with its rules)."""
+    return (lambda t, ans, *xs, **params: PRIMITIVES[name].bind_raw(t, *xs[1:], **params),)
+
+
 def summed_axes(cshape, shape):
     """The axes of a cotangent of shape ``cshape`` that broadcasting to it added to ``shape``."""
     lead = len(cshape) - len(shape)

@@ -22,9 +22,9 @@ import math
 import numpy as np
 
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
-from tapegrad.primitives.conv import (_offsets, _window_slices, check_geometry, check_ints,
-                                      check_padding, fold, pad_spatial, permute_runs,
-                                      unfold)
+from tapegrad.primitives.conv_geometry import (_offsets, _window_slices, check_geometry,
+                                               check_ints, check_padding, fold, pad_spatial,
+                                               permute_runs, unfold)
 from tapegrad.primitives import api
 from tapegrad.primitives.params import fail
 from tapegrad.primitives.families import xp

@@ -14,7 +14,7 @@ import numpy as np
 from tapegrad.core.dispatch import PRIMITIVES
 from tapegrad.ir import Const, Equation, IRError, Program, Var, make_params
 from tapegrad.primitives.params import param_names
-from tapegrad.primitives.shape import Index
+from tapegrad.primitives.gather import Index
 from tapegrad.saved.format import (DTYPES, MAX_DEPTH, MAX_ELEMENTS, MAX_INT, MAX_STR,
                                    SAFE_STR, LoadError, valid_name)
 

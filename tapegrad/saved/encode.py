@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 
-from tapegrad.primitives.shape import Index
+from tapegrad.primitives.gather import Index
 from tapegrad.saved.format import MAX_STR, SAFE_STR
 
 

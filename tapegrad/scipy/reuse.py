@@ -32,7 +32,7 @@ from collections import OrderedDict
 import numpy as np
 
 from tapegrad.control_flow.primitives import Subprogram
-from tapegrad.primitives.shape import Index
+from tapegrad.primitives.gather import Index
 from tapegrad.scipy.compiled import Compiled
 
 SIZE = 8  # entries kept (each holds its programs, pattern and the user's function alive)

@@ -18,7 +18,7 @@ import numpy as np
 from tapegrad import ops
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
-from tapegrad.primitives.shape import Index, getitem_p, index_add_p
+from tapegrad.primitives.gather import Index, getitem_p, index_add_p
 from tapegrad.sparsity import colouring, detect
 from tapegrad.tape import jacobians
 

@@ -32,7 +32,7 @@ from tapegrad import config, ops
 from tapegrad.control_flow.ops import cond
 from tapegrad.core import hooks
 from tapegrad.core.state import STATE
-from tapegrad.primitives.shape import Index, index_add_p
+from tapegrad.primitives.gather import Index, index_add_p
 from tapegrad.sparsity import colouring, detect
 from tapegrad.sparsity.compressed import MIN_SIZE, RATIO
 from tapegrad.sparsity.dependencies import TooLarge

@@ -42,7 +42,7 @@ from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.ir import Var
-from tapegrad.primitives.shape import Index
+from tapegrad.primitives.gather import Index
 
 PROBE_OFFSET = 3   # the probe size of a symbol is its traced size plus this
 MIN_SIZE = 2       # a size-0 or size-1 trace broadcasts differently: not generalised

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from tapegrad.primitives.shape import Index
+from tapegrad.primitives.gather import Index
 
 _BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
            "floordiv": operator.floordiv, "mod": operator.mod}
