@@ -16,7 +16,8 @@ from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.util import nest
 
-__all__ = ["check_grads", "check_batching", "assert_same_bits", "EPS", "RTOL", "ATOL"]
+__all__ = ["check_grads", "check_batching", "assert_same_bits", "assert_identical_bits", "EPS",
+           "RTOL", "ATOL"]
 
 EPS, RTOL, ATOL = 1e-6, 1e-5, 1e-6
 
@@ -270,3 +271,27 @@ def assert_same_bits(a, b, what=None):
     ok = ~nan
     assert (a[ok] == b[ok]).all() and (np.signbit(a[ok]) == np.signbit(b[ok])).all(), \
         (what, a, b)
+
+
+def assert_identical_bits(a, b, what=None):
+    """Assert ``a`` and ``b`` hold the same bytes: dtype, shape and every bit of every
+    element, so also the sign bit (and payload) of each NaN, which ``assert_same_bits``
+    lets differ. Generated code must give the interpreter's numbers this exactly.
+
+    >>> import numpy as np
+    >>> assert_identical_bits(np.array([np.nan, -0.0]), np.array([np.nan, -0.0]))
+    >>> assert_identical_bits(np.array([np.nan]), -np.array([np.nan]))
+    Traceback (most recent call last):
+    ...
+    AssertionError: (None, 'bits at [0]:', ['0x7ff8000000000000'], ['0xfff8000000000000'])
+    """
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (what, a.dtype, b.dtype, a.shape, b.shape)
+    if a.dtype.kind not in "fc":
+        assert np.array_equal(a, b), (what, a, b)
+        return
+    u = np.dtype(f"u{a.dtype.itemsize // (2 if a.dtype.kind == 'c' else 1)}")
+    ua, ub = a.view(u).reshape(-1), b.view(u).reshape(-1)
+    bad = np.flatnonzero(ua != ub)
+    assert bad.size == 0, (what, f"bits at {bad[:8].tolist()}:",
+                           [hex(int(v)) for v in ua[bad[:8]]], [hex(int(v)) for v in ub[bad[:8]]])

@@ -73,7 +73,8 @@ def test_values_assigned_between_steps_are_taken(monkeypatch):
     def between(t, vs, opt):
         if t == 1:
             vs[1].assign(np.full(64, 0.25, np.float32))  # a variable
-            opt.variables[3].assign(np.ones((64,), np.float32))  # a slot
+            slot = [v for v in opt.variables[2:] if tuple(v.shape) == (64,)][0]
+            slot.assign(np.ones((64,), np.float32))  # a slot
         if t == 3:
             vs[0].assign_sub(vs[0] * 0.5)
 

@@ -4,6 +4,7 @@ layer round-trip; custom classes load through registration or ``custom_objects``
 files and unsafe configs fail with Keras's errors."""
 import io
 import json
+import warnings
 import zipfile
 
 import numpy as np
@@ -271,14 +272,20 @@ def test_bad_paths_files_and_configs(tmp_path):
 
 def test_loading_files_written_by_keras():
     """Files real Keras 3 saved (benchmarks/keras_files.py): the model and its weights
-    come back (HDF5 weights need h5py); the optimizer's state does not (Keras orders it
-    differently), with a warning."""
+    come back (HDF5 weights need h5py), and the optimizer's state: its variables are in
+    Keras's order (tests/test_keras_optimizer_order.py)."""
     pytest.importorskip("h5py")
     import pathlib
     folder = pathlib.Path(__file__).parent / "data" / "keras_files"
     ref = np.load(folder / "predictions.npz", allow_pickle=False)
-    with pytest.warns(UserWarning, match="optimizer state is not restored"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         seq = keras.models.load_model(folder / "sequential.keras")
+    names = [v.name for v in seq.optimizer.variables]
+    assert names[:4] == ["iteration", "learning_rate", "dense_kernel_momentum",
+                         "dense_kernel_velocity"]
+    assert int(seq.optimizer.iterations.numpy()) == 2  # two epochs of one batch
+    assert (seq.optimizer.variables[2].numpy() != 0).all()
     np.testing.assert_allclose(seq.predict(ref["x"], verbose=0), ref["sequential"],
                                rtol=1e-5, atol=1e-6)
     assert seq.compiled and type(seq.optimizer).__name__ == "Adam"

@@ -10,8 +10,11 @@
   ``npz`` variant pickles dictionaries, so it is not used either.)
 
 A ``.keras`` file written by Keras itself (``model.weights.h5``) loads where h5py is
-installed: the model, its weights and its compile settings, not its optimizer's state
-(Keras orders an optimizer's variables by model variable, tapegrad by kind).
+installed: the model, its weights, its compile settings and its optimizer's state (an
+optimizer's variables are in Keras's order: by model variable, see
+``keras/optimizers/base.py``). Files that tapegrad wrote before session 9 hold the
+optimizer's slots kind by kind (every momentum, then every velocity); their metadata lacks
+``"optimizer_order": "keras"``, and their slots are put back on their own variables.
 
 Loading rebuilds the model from the config (classes only from tapegrad.keras, registered
 ones and ``custom_objects``; nothing a file names is imported or run), checks every
@@ -106,7 +109,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     if compile_config is not None:
         config["compile_config"] = compile_config
     from tapegrad.keras import __version__
-    metadata = {"keras_version": __version__, "tapegrad": True,
+    metadata = {"keras_version": __version__, "tapegrad": True, "optimizer_order": "keras",
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     arrays = {}
     for path, v in weight_paths(model).items():
@@ -205,12 +208,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             raise ValueError(f"{filepath} is not a `.keras` file (no {CONFIG}).")
         config = _read_json(z, CONFIG, filepath)
         arrays = _read_weights(z, filepath)
-        by_keras = WEIGHTS not in z.namelist()
-    if by_keras and any(p.startswith("optimizer/") for p in arrays):
-        # Keras orders an optimizer's variables by model variable, tapegrad by slot kind
-        warnings.warn(f"{filepath} was written by Keras: its optimizer state is not "
-                      "restored (the model's weights are).", stacklevel=2)
-        arrays = {p: a for p, a in arrays.items() if not p.startswith("optimizer/")}
+        metadata = _read_json(z, METADATA, filepath) if METADATA in z.namelist() else {}
+    # tapegrad before session 9 saved an optimizer's slots kind by kind
+    legacy = isinstance(metadata, dict) and metadata.get("tapegrad") is True and \
+        metadata.get("optimizer_order") != "keras"
     if not isinstance(config, dict):
         raise ValueError(f"{filepath}: {CONFIG} does not describe a model.")
     compile_config = config.pop("compile_config", None)
@@ -222,11 +223,11 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         model.compile_from_config(compile_config, custom_objects)
         if any(p.startswith("optimizer/") for p in arrays) and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
-    _assign(model, arrays, filepath, compile and bool(compile_config))
+    _assign(model, arrays, filepath, compile and bool(compile_config), legacy)
     return model
 
 
-def _assign(model, arrays, filepath, with_optimizer):
+def _assign(model, arrays, filepath, with_optimizer, legacy=False):
     mine = weight_paths(model)
     model_paths = {p for p in arrays if not p.startswith("optimizer/")}
     missing = sorted(p for p in mine if not p.startswith("optimizer/") and p not in arrays)
@@ -244,14 +245,18 @@ def _assign(model, arrays, filepath, with_optimizer):
                        key=lambda p: int(p.rsplit("/", 1)[1]))
     opt_mine = [p for p in mine if p.startswith("optimizer/")]
     if with_optimizer and opt_saved:
-        if len(opt_saved) != len(opt_mine) or any(
-                tuple(arrays[p].shape) != tuple(mine[p].shape) for p in opt_mine):
+        # the saved list pairs with the variables in the order it was written in: Keras's
+        # (by model variable), or before session 9 tapegrad's (kind by kind)
+        targets = model.optimizer._legacy_variable_order() if legacy else \
+            [mine[p] for p in opt_mine]
+        if len(opt_saved) != len(targets) or any(
+                tuple(arrays[p].shape) != tuple(v.shape) for p, v in zip(opt_saved, targets)):
             warnings.warn(f"Skipping variable loading for optimizer "
                           f"'{model.optimizer.name}', because it has {len(opt_mine)} "
                           f"variables whereas the saved optimizer has {len(opt_saved)} "
                           "variables.", stacklevel=3)
         else:
-            pairs.extend((p, mine[p], arrays[p]) for p in opt_mine)
+            pairs.extend((p, v, arrays[p]) for p, v in zip(opt_saved, targets))
     for path, v, arr in pairs:
         if tuple(v.shape) != arr.shape:
             raise ValueError(f"{filepath}: weight {path} has shape {arr.shape}, the model's "

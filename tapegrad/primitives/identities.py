@@ -17,7 +17,9 @@ the compiled program computes bit for bit what the interpreter does. So for floa
 ``x * 0`` stays (it is NaN for NaN or inf ``x``, and -0.0 for negative ``x``) unless ``x``
 is known to be a finite non-negative number (a mask cast from bool); ``x + 0.0`` stays
 (-0.0 + 0.0 is +0.0), while ``x + (-0.0)`` and ``x - 0.0`` fold; ``0.0 - x`` is not ``-x``
-(0 - 0 is +0); ``c * (d * x)`` folds only where no rounding, overflow or underflow can tell
+(0 - 0 is +0). NaN keeps its sign bit through arithmetic and loses it through negation,
+so for floats neither ``-0.0 - x`` nor ``c * (-x)`` nor ``-(c * x)`` becomes a product by
+``-c`` or a negation (``--x`` is ``x``: two flips); ``c * (d * x)`` folds only where no rounding, overflow or underflow can tell
 the two apart; a sum of n copies becomes ``n * x`` only where that is exact. Integer and
 bool arithmetic is exact (wrapping), so there every rule applies. For complex dtypes
 ``x * 1`` and ``x / 1`` stay (NumPy computes ``(inf+1j) * 1`` as ``inf+nanj``).
@@ -99,7 +101,9 @@ def mul(e, ctx, out, x, y):
             m = ctx.eqn("mul", [z, ctx.const(np.asarray(c * d, out.dtype))], out.shape,
                         out.dtype)
             return [m], m.out
-    inner = ctx.prod(x, "neg")
+    # c * (-z) -> (-c) * z only for integers: for a NaN z the two NaNs differ in sign
+    # (a product keeps its NaN operand's sign bit; the negation flips it)
+    inner = ctx.prod(x, "neg") if _exact(out.dtype) else None
     if inner is not None and inner.inputs[0].shape == out.shape:
         m = ctx.eqn("mul", [inner.inputs[0], ctx.const(np.asarray(-c, out.dtype))], out.shape,
                     out.dtype)
@@ -136,8 +140,10 @@ def sub(e, ctx, out, x, y):
     # x - 0.0 is x for every x (-0.0 - 0.0 is -0.0); x - (-0.0) is x + 0.0, which is not
     if ctx.is_zero(y, negative=False):
         return _as(x, out, ctx)
-    # -0.0 - y is -y for every y; 0.0 - y is not (0.0 - 0.0 is +0.0, -(0.0) is -0.0)
-    if ctx.is_zero(x, negative=True) and (y.shape, y.dtype) == (out.shape, out.dtype):
+    # 0 - y is -y for integers; for floats not even -0.0 - y is: a NaN y keeps its sign
+    # bit through the subtraction, while the negation flips it (and 0.0 - 0.0 is +0.0)
+    if _exact(out.dtype) and ctx.is_zero(x, negative=True) \
+            and (y.shape, y.dtype) == (out.shape, out.dtype):
         n = ctx.eqn("neg", [y], out.shape, out.dtype)
         return [n], n.out
     return None
@@ -190,7 +196,8 @@ def neg(e, ctx, out, x):
     inner = ctx.prod(x, "neg")
     if inner is not None:
         return [], inner.inputs[0]
-    inner = ctx.prod(x, "mul")  # -(c * z) -> (-c) * z, with -c folded now
+    # -(c * z) -> (-c) * z, with -c folded now: integers only, as in ``mul`` (NaN's sign)
+    inner = ctx.prod(x, "mul") if _exact(out.dtype) else None
     if inner is not None:
         a, b = inner.inputs
         for z, c in ((a, b), (b, a)):

@@ -70,6 +70,10 @@ class Optimizer:
     values, where ``c`` holds the step's scalars from ``_constants``; or overrides Keras's ``update_step(gradient, variable, learning_rate)``."""
 
     _slots = ()
+    # Keras's order of ``variables``: groups of slot kinds, each group interleaved per model
+    # variable (Adam: each variable's momentum and velocity, then every velocity_hat); None:
+    # all kinds in one group, as Keras's ``add_optimizer_variables(vars, [names])``
+    _slot_groups = None
     _slot_initializer = "zeros"
     # True: ``_rule`` computes each element from the same element of its operands alone,
     # so an eager step may run it on several variables at once (fused.py)
@@ -104,6 +108,7 @@ class Optimizer:
         self.built = False
         self._iterations = tf.Variable(np.int64(0), trainable=False)
         self._iterations.name = "iteration"
+        set_variable_path(self._iterations, f"{self.name}/iteration")
         self._variables = [self._iterations]
         self._trainable_variables, self._index = [], {}
         self._exclude_ids, self._exclude_names = set(), None
@@ -111,6 +116,7 @@ class Optimizer:
                 learning_rate, bool):
             lr = tf.Variable(np.asarray(learning_rate, backend.floatx()), trainable=False)
             lr.name = "learning_rate"
+            set_variable_path(lr, f"{self.name}/learning_rate")
             self._variables.append(lr)
             self._learning_rate = lr
         elif callable(learning_rate):
@@ -157,8 +163,16 @@ class Optimizer:
         inits = self._slot_initializer  # one for every slot, or one per slot (Ftrl)
         if not isinstance(inits, (list, tuple)):
             inits = [inits] * len(self._slots)
-        self._slot_vars = [self.add_optimizer_variables(var_list, s, init)
-                           for s, init in zip(self._slots, inits)]
+        # ``_slot_vars`` stays one list per kind (checkpoints name slots by that path);
+        # ``variables`` gets them in Keras's order, group by group
+        self._slot_vars = [None] * len(self._slots)
+        self._slots_at = len(self._variables)  # where the slots begin in ``variables``
+        for group in self._slot_groups or (self._slots,):
+            ks = [self._slots.index(name) for name in group if name in self._slots]
+            made = self.add_optimizer_variables(var_list, [self._slots[k] for k in ks],
+                                                [inits[k] for k in ks])
+            for k, vs in zip(ks, made):
+                self._slot_vars[k] = vs
         # each variable's slots, in ``_slots`` order
         self._var_slots = {id(v): [s[i] for s in self._slot_vars]
                            for i, v in enumerate(var_list)}
@@ -178,15 +192,44 @@ class Optimizer:
         init = initializers.get(initializer)
         v = tf.Variable(init(tuple(shape), dtype=dtype), trainable=False)
         v.name = name or "variable"
+        set_variable_path(v, f"{self.name}/{v.name}")
         self._variables.append(v)
         return v
 
     def add_optimizer_variables(self, trainable_variables, name, initializer="zeros"):
-        if isinstance(name, (list, tuple)):
-            return tuple(self.add_optimizer_variables(trainable_variables, n, initializer)
-                         for n in name)
-        return [self.add_variable_from_reference(v, name, initializer)
-                for v in trainable_variables]
+        """One variable per model variable and name, made as Keras makes them: variable by
+        variable, each one's kinds in turn (``a_m, a_v, b_m, b_v``); returns a list for one
+        name, a tuple of lists (one per name) for several.
+
+        >>> from tapegrad import keras
+        >>> import tapegrad as tf
+        >>> opt = keras.optimizers.SGD()
+        >>> a, b = tf.Variable([1.0], name="a"), tf.Variable([2.0], name="b")
+        >>> m, v = opt.add_optimizer_variables([a, b], ["m", "v"])
+        >>> [x.name for x in opt.variables[2:]]
+        ['a_m', 'a_v', 'b_m', 'b_v']
+        """
+        names = [name] if isinstance(name, str) else list(name)
+        inits = list(initializer) if isinstance(initializer, (list, tuple)) else \
+            [initializer] * len(names)
+        if len(names) != len(inits):
+            raise ValueError("The number of provided names must match the number of provided "
+                             f"initializers.  Received name='{name}', "
+                             f"initializer='{initializer}'")
+        out = tuple([] for _ in names)
+        for v in trainable_variables:
+            for made, n, init in zip(out, names, inits):
+                made.append(self.add_variable_from_reference(v, n, init))
+        return out[0] if isinstance(name, str) else out
+
+    def _legacy_variable_order(self):
+        """``variables`` in the order tapegrad kept them before session 9 (every slot of one
+        kind, kind after kind), to read optimizer state that older versions saved."""
+        at = getattr(self, "_slots_at", None)
+        if at is None:
+            return list(self._variables)
+        slots = [v for kind in self._slot_vars for v in kind]
+        return self._variables[:at] + slots + self._variables[at + len(slots):]
 
     def _get_variable_index(self, variable):
         return self._index[id(variable)]

@@ -11,6 +11,7 @@ factored second moments: a row and a column mean), so it is Keras's ``update_ste
 [(2,), (2,), (2, 2)]
 """
 from tapegrad.keras import _tf as tf
+from tapegrad.keras.layers.base import set_variable_path
 from tapegrad.keras.optimizers.base import Optimizer
 
 
@@ -88,8 +89,9 @@ class Adafactor(Optimizer):
             name = var.name.split(":")[0]
             shape = tuple(var.shape)
             if len(shape) < 2:  # Keras's int32 placeholders: a vector is not factored
-                self._r.append(self.add_variable((), dtype="int32", name=name))
-                self._c.append(self.add_variable((), dtype="int32", name=name))
+                for factors in (self._r, self._c):
+                    factors.append(self.add_variable((), dtype="int32", name=name))
+                    set_variable_path(factors[-1], name)  # Keras makes them outside its scope
             else:
                 self._r.append(self.add_variable(shape[:-1], dtype=var.dtype.name, name=name))
                 self._c.append(self.add_variable(shape[:-2] + shape[-1:], dtype=var.dtype.name,

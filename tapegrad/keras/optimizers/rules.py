@@ -8,6 +8,7 @@ operations in the same order, so float32 results match Keras's).
 >>> v.numpy().tolist(), int(opt.iterations)
 ([0.8999999761581421, 1.899999976158142], 1)
 """
+from tapegrad.keras.layers.base import set_variable_path
 from tapegrad.keras.optimizers.base import Optimizer
 
 
@@ -42,6 +43,7 @@ class Adam(Optimizer):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.beta_1, self.beta_2, self.epsilon, self.amsgrad = beta_1, beta_2, epsilon, amsgrad
         self._slots = ("momentum", "velocity") + (("velocity_hat",) if amsgrad else ())
+        self._slot_groups = (("momentum", "velocity"), ("velocity_hat",))  # Keras's order
 
     def _constants(self, xp, lr, step, dtype):
         b1_power = xp.power(xp.cast(self.beta_1, dtype), step)
@@ -81,6 +83,7 @@ class RMSprop(Optimizer):
         self.rho, self.momentum, self.epsilon, self.centered = rho, momentum, epsilon, centered
         self._slots = ("velocity",) + (("momentum",) if momentum > 0 else ()) + (
             ("average_gradient",) if centered else ())
+        self._slot_groups = tuple((k,) for k in self._slots)  # Keras: kind after kind
 
     def _rule(self, xp, g, v, slots, lr):
         rho = self.rho
@@ -141,8 +144,9 @@ class Nadam(Optimizer):
             return
         super().build(var_list)
         dtype = var_list[0].dtype.name if var_list else "float32"
-        self._u_product = self.add_variable((), initializer="ones", dtype=dtype,
-                                            name="u_product")
+        # Keras makes it unnamed and outside the optimizer's scope: name and path "variable"
+        self._u_product = self.add_variable((), initializer="ones", dtype=dtype)
+        set_variable_path(self._u_product, "variable")
 
     def _begin(self, xp, step):
         u = xp.read(self._u_product)
