@@ -207,7 +207,7 @@ class Optimizer:
         >>> a, b = tf.Variable([1.0], name="a"), tf.Variable([2.0], name="b")
         >>> m, v = opt.add_optimizer_variables([a, b], ["m", "v"])
         >>> [x.name for x in opt.variables[2:]]
-        ['a_m', 'a_v', 'b_m', 'b_v']
+        ['a:0_m', 'a:0_v', 'b:0_m', 'b:0_v']
         """
         names = [name] if isinstance(name, str) else list(name)
         inits = list(initializer) if isinstance(initializer, (list, tuple)) else \
