@@ -64,7 +64,7 @@ from tapegrad.trace.emit_forms import (fast_form, matmul_into, merged_rows, merg
                                        out_arg, ufunc_of)
 from tapegrad.trace.fusion import Chain, fused_order, render_chain, stacked
 from tapegrad.trace.lanes import Group, joined, render_group, spare
-from tapegrad.trace import kept
+from tapegrad.trace import kept, lane_inputs
 from tapegrad.trace.reuse import MATMUL, plan
 from tapegrad.ir.core import NameGen, frozen_array
 from tapegrad.primitives.power import exact_power
@@ -429,10 +429,15 @@ def generate(program, fn_name=None, donated=()):
     as_run = program.replace(equations=tuple(
         k.pseudo(program) if isinstance(k, (Chain, Group)) else eqs[k] for k in flat))
     plain = {pos[k] for k in order if isinstance(k, int)}
-    reuse = plan(as_run, ren, plain, made_by, donated)
     consts, tiled = {c.var.name: c.value for c in program.constants}, {}
+    # a lane group's inputs made in place: their lines are neither given dead buffers nor
+    # hand theirs on, nor kept (the group's flat array holds them)
+    direct = lane_inputs.plan(order, program, pos, consts) if fuse else lane_inputs.Direct()
+    plain_bufs = plain - set(direct.into)
+    reuse = plan(as_run, ren, plain_bufs, made_by, donated)
     gen = NameGen(set(ns) | set(ren.values()) | {fn_name})
-    lay = kept.plan(as_run, reuse, plain, ren, [k for k in order if isinstance(k, Chain)])
+    flats = {key: gen("_lane") for ps in direct.allocs.values() for key, _, _ in ps}
+    lay = kept.plan(as_run, reuse, plain_bufs, ren, [k for k in order if isinstance(k, Chain)])
     slots = lay.eq_slot if lay else {}
     if lay:  # small results into buffers kept between calls
         keep, make, held = gen("_keep"), gen("_new_kept"), gen("_kept")
@@ -460,12 +465,19 @@ def generate(program, fn_name=None, donated=()):
             body += render_chain(item, ren, ns, gen, placed=placed)
             continue
         if isinstance(item, Group):
-            body += render_group(item, program, ren, ns, gen)
+            given = {j: flats[key] for j, key in direct.leaves.get(id(item), {}).items()}
+            body += render_group(item, program, ren, ns, gen, written=given)
             continue
         i, e = pos[item], eqs[item]
         names = [ren[v.name] for v in e.inputs]
-        rows = merged_rows(e, consts)
-        if rows is not None:  # a broadcast operand along short rows: several rows at a time
+        for key, size, dtype in direct.allocs.get(i, ()):
+            body.append(f"    {flats[key]} = np.empty({size}, '{quoted_text(dtype)}')"
+                        "  # a lane group's flat input, written in place")
+        rows = None if i in direct.into else merged_rows(e, consts)
+        if i in direct.into:  # into its slice of a lane group's flat input
+            key, a, b, shape = direct.into[i]
+            expr = lane_inputs.form(e, eqs, ren, ns, made_by, lane_inputs.view(flats[key], a, b, shape))
+        elif rows is not None:  # a broadcast operand along short rows: several rows at a time
             into = slot_names[slots[i]] if i in slots else reuse[i][1] if i in reuse else None
             big = into is None and recycle and _recycles(e)
             expr = merged_rows_form(

@@ -82,6 +82,27 @@ def _row_sum_form(e, ren, ns):
     return f"({name} @ {arg}){keep}  # reduce_sum over the rows"
 
 
+def row_sum_into_ok(e):
+    """Whether ``e`` is a row sum of a 2-D float matrix (``_row_sum_form``, no keepdims)
+    that ``row_sum_into`` can write into a buffer."""
+    if e.prim is not reductions.reduce_sum_p:
+        return False
+    (x,) = e.inputs
+    p = dict(e.params)
+    return (x.ndim == 2 and not p["keepdims"] and isinstance(x.shape[0], (int, np.integer))
+            and reductions.row_sums(x, p["axis"]) is not None)
+
+
+def row_sum_into(e, ren, ns, buf):
+    """``_row_sum_form`` writing into the C-contiguous buffer ``buf``: the same
+    ``ones @ x`` product (where ``row_sum_into_ok``)."""
+    x = e.inputs[0]
+    name = f"_ones{x.shape[0]}_{x.dtype.name}"
+    ns[name] = reductions.ones_vector(x.shape[0], x.dtype)
+    return (f"np.matmul({name}, np.ascontiguousarray({ren[x.name]}), out={buf})"
+            "  # reduce_sum over the rows")
+
+
 def _matmul_form(e, made_by, ren, ns):
     """A matmul of vectors and matrices as a call of ``linalg.matmul_2d``, the eager
     implementation's rule: the form (a broadcast multiply for inner size 1, ``(W @ g.T).T``,

@@ -201,8 +201,10 @@ def _place(group, eqs, made_by, users, where):
     return True
 
 
-def render_group(group, program, ren, ns, gen, indent="    "):
-    """The source lines computing the group's values, one call per operation."""
+def render_group(group, program, ren, ns, gen, indent="    ", written=None):
+    """The source lines computing the group's values, one call per operation.
+    ``written``: {input position: the flat array its producers wrote into}
+    (``trace/lane_inputs.py``), where no concatenation is needed."""
     eqs = program.equations
     ks0 = group.lanes[0][0]
     n_leaves = len(group.lanes[0][1])
@@ -220,6 +222,9 @@ def render_group(group, program, ren, ns, gen, indent="    "):
         claimed = {group.sig[1][n]: (n, gen("_spare")) for n in cycled}
     flat, borrowed = [], set()
     for j in range(n_leaves):
+        if written and j in written:
+            flat.append(written[j])
+            continue
         name = gen("_lane")
         args = ", ".join(ren[leaves[j].name] for _, leaves, _ in group.lanes)
         if all(leaves[j].name in given for _, leaves, _ in group.lanes):
