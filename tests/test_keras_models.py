@@ -62,7 +62,12 @@ def test_functional_model_multi_input_and_graph_replay():
     assert isinstance(m, keras.Model) and len(m.layers) == 6
     xa, xb = np.ones((5, 3), "float32"), np.ones((5, 2), "float32")
     y = m([xa, xb])
-    d1, d2 = m.layers[2], m.layers[4]
+    # Keras's order: deepest first, so input "b" (one layer nearer the output) comes after
+    # the first Dense, as keras 3.15 lists them
+    assert [type(la).__name__ for la in m.layers[:5]] == [
+        "InputLayer", "Dense", "InputLayer", "Concatenate", "Dense"]
+    assert m.layers[0].name == "a" and m.layers[2].name == "b"
+    d1, d2 = m.layers[1], m.layers[4]
     hid = np.concatenate([np.maximum(xa @ d1.kernel.numpy() + d1.bias.numpy(), 0), xb], 1)
     np.testing.assert_allclose(y.numpy(), 2 * (hid @ d2.kernel.numpy() + d2.bias.numpy()),
                                rtol=1e-5)

@@ -12,7 +12,8 @@ Jacobian machinery work on Keras models.
 >>> sorted(hist.history)
 ['loss']
 """
-from tapegrad.keras import activations, backend, callbacks, initializers, random  # noqa: F401
+from tapegrad.keras import activations, applications, backend, callbacks, initializers  # noqa: F401
+from tapegrad.keras import random  # noqa: F401
 from tapegrad.keras import layers, losses, metrics, models, ops, optimizers  # noqa: F401
 from tapegrad.keras import regularizers, saving, utils  # noqa: F401
 from tapegrad.keras.layers import Input, InputSpec, Layer  # noqa: F401

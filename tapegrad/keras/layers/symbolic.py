@@ -97,13 +97,39 @@ def any_symbolic(args, kwargs):
     return bool(kwargs) and any(isinstance(x, KerasTensor) for x in tf.nest.flatten(kwargs))
 
 
-def _concrete(structure, size):
+# The sizes the two probes give an unknown size: (batch axis, other axes). An output size
+# that differs between the probes is unknown. The other axes' pairs are far enough apart
+# that a stride-2 pooling (or any stride up to the smaller size) still tells them apart
+# (2 and 3 would both pool to 1), and grow when a probe is too small for the layer (a 7x7
+# kernel on an image of unknown size).
+_PROBE_SIZES = (((2, 3), (8, 16)), ((2, 3), (32, 64)), ((2, 3), (128, 256)))
+
+
+def _concrete(structure, batch, other):
     def fill(x):
         if not isinstance(x, KerasTensor):
             return x
-        shape = tuple(size if d is None else d for d in x.shape)
+        shape = tuple((batch if i == 0 else other) if d is None else d
+                      for i, d in enumerate(x.shape))
         return tf.constant(np.zeros(shape, x.dtype))
     return tf.nest.map_structure(fill, structure)
+
+
+def _has_unknown_inner(structure):
+    return any(isinstance(x, KerasTensor) and None in x.shape[1:]
+               for x in tf.nest.flatten(structure))
+
+
+def _probe(layer, args, kwargs):
+    """The layer's outputs on the two probes (zeros with the unknown sizes filled in)."""
+    tries = _PROBE_SIZES if _has_unknown_inner((args, kwargs)) else _PROBE_SIZES[:1]
+    for attempt, (batches, others) in enumerate(tries):
+        try:
+            return [layer(*_concrete(args, b, o), **_concrete(kwargs, b, o))
+                    for b, o in zip(batches, others)]
+        except Exception:
+            if attempt == len(tries) - 1:
+                raise
 
 
 def _outside_interpreters():
@@ -127,11 +153,9 @@ def _symbolic_call(layer, args, kwargs, record):
     if not layer.built:
         layer._maybe_build(first)
     saved = [(v, v.numpy()) for v in layer.weights]
-    probes = []
     try:
         with np.errstate(all="ignore"):
-            for size in (2, 3):
-                probes.append(layer(*_concrete(args, size), **_concrete(kwargs, size)))
+            probes = _probe(layer, args, kwargs)
     finally:
         for v, value in saved:
             v.assign(value)

@@ -11,7 +11,7 @@
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras.layers.input_spec import InputSpec
-from tapegrad.keras.layers.symbolic import KerasTensor
+from tapegrad.keras.layers.symbolic import KerasTensor, Node
 from tapegrad.keras.models.model import Model
 
 
@@ -36,6 +36,55 @@ def _nodes_between(inputs, outputs):
     return sorted(nodes, key=lambda n: n.id)
 
 
+def _keras_layer_order(flat_in, flat_out):
+    """The layers in Keras's ``model.layers`` order: deepest first (a layer's depth is its
+    longest path to an output), layers of one depth in the order a depth-first walk from
+    the outputs first meets them. (A ResNet block's shortcut convolution comes after the
+    main branch's first convolutions, as in Keras; ``model.layers[:k]`` slices the same
+    layers.)"""
+    input_ids = {id(x) for x in flat_in}
+
+    def node_of(kt):
+        if kt._history is None:  # an ``Input``: its layer is the node
+            return getattr(kt, "_input_layer", None)
+        return None if id(kt) in input_ids else kt._history[0]
+
+    def layer_of(node):
+        return node.layer if isinstance(node, Node) else node
+
+    first_seen, post, parents, done = {}, [], {}, set()
+    for out in flat_out:
+        stack = [(node_of(out), False)]
+        while stack:
+            node, expanded = stack.pop()
+            if node is None or (not expanded and id(node) in done):
+                continue
+            if expanded:
+                post.append(node)
+                continue
+            done.add(id(node))
+            first_seen.setdefault(id(layer_of(node)), len(first_seen))
+            ins = [node_of(x) for x in node.inputs] if isinstance(node, Node) else []
+            parents[id(node)] = [n for n in ins if n is not None]
+            stack.append((node, True))
+            stack.extend((n, False) for n in reversed(parents[id(node)]))
+    node_depth, layer_depth, layers = {}, {}, {}
+    for node in reversed(post):
+        layer = layer_of(node)
+        depth = max(node_depth.setdefault(id(node), 0), layer_depth.get(id(layer), 0))
+        layer_depth[id(layer)], node_depth[id(node)] = depth, depth
+        layers[id(layer)] = layer
+        for parent in parents[id(node)]:
+            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+    for x in flat_in:  # an input no output needs: depth 0, as in Keras
+        layer = node_of(x)
+        if layer is not None and id(layer) not in layers:
+            layers[id(layer)], layer_depth[id(layer)] = layer, 0
+            first_seen[id(layer)] = len(first_seen)
+    return sorted(layers.values(),
+                  key=lambda la: (-layer_depth[id(la)], first_seen[id(la)]))
+
+
 class Functional(Model):
     """A model defined by its input and output ``KerasTensor``s."""
 
@@ -50,11 +99,7 @@ class Functional(Model):
         self._outputs_struct = outputs
         self._flat_inputs, self._flat_outputs = flat_in, flat_out
         self._nodes = _nodes_between(flat_in, flat_out)
-        layers = [x._input_layer for x in flat_in if getattr(x, "_input_layer", None)]
-        for node in self._nodes:
-            if not any(node.layer is x for x in layers):
-                layers.append(node.layer)
-        self._graph_layers = layers
+        self._graph_layers = _keras_layer_order(flat_in, flat_out)
         self.input_spec = [InputSpec(shape=x.shape, allow_last_axis_squeeze=True,
                                      name=x.name) for x in flat_in]
         if len(self.input_spec) == 1 and not isinstance(inputs, (list, tuple, dict)):
