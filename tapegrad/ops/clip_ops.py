@@ -103,8 +103,11 @@ def _clamp(x, target):
     overflow (its float64 -> int64 of 1e30 is -2**63)."""
     src = x.dtype
     (s_lo, s_hi), (d_lo, d_hi) = _range(src), _range(target)
-    lo = _limit(max(s_lo, d_lo), src, lambda v: np.isfinite(v) and _exact(v) < _exact(d_lo))
-    hi = _limit(min(s_hi, d_hi), src, lambda v: np.isfinite(v) and _exact(v) > _exact(d_hi))
+    # compared exactly: float16's -65504 against -2**63 would overflow converting the int
+    lo = _limit(max(s_lo, d_lo, key=_exact), src,
+                lambda v: np.isfinite(v) and _exact(v) < _exact(d_lo))
+    hi = _limit(min(s_hi, d_hi, key=_exact), src,
+                lambda v: np.isfinite(v) and _exact(v) > _exact(d_hi))
     return math_ops.clip_by_value(x, tensor(np.array(lo, src)), tensor(np.array(hi, src)))
 
 

@@ -12,6 +12,7 @@ from tapegrad.primitives.api import (broadcast_to, cast, diag, reshape,
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives import identities
 from tapegrad.primitives.complex import is_complex, real
+from tapegrad.primitives.casting import cast_array
 from tapegrad.primitives.params import (check_axis, check_dtype, check_number,
                                         check_perm, check_shape, fail, is_int)
 from tapegrad.primitives.families import linear_jvp, unbroadcast, xp
@@ -99,13 +100,12 @@ def _cast_jvp(t, ans, x, *, dtype):
 
 
 cast_p = Primitive(
-    "cast", lambda x, dtype: x.astype(dtype, copy=False) if hasattr(x, "astype")
-    else np.asarray(x, dtype), nin=1,
+    "cast", cast_array, nin=1,
     vjp=(_cast_vjp,), jvp=(_cast_jvp,), complex="own",
     abstract=lambda x, *, dtype: (tuple(x.shape), np.dtype(dtype)),
     validate=lambda x, *, dtype: check_dtype("cast", "dtype", dtype),
     batch=lambda args, batched, *, dtype: cast_p.bind_raw(args[0], dtype=dtype),
-    emit="{0}.astype('{dtype}')", elementwise=True, identities=identities.cast)
+    emit="cast_array({0}, '{dtype}')", elementwise=True, identities=identities.cast)
 
 
 

@@ -22,6 +22,8 @@ class EinsumDense(Layer):
     """``activation(einsum(equation, inputs, kernel) + bias)``: the equation names the
     input's, the kernel's and the output's axes (``"abc,cde->abde"``); ``output_shape``
     gives the output's sizes after the batch axis (None: the input's size)."""
+    _config_omits = ("lora_rank",)
+    _config_extra = {"quantization_config": None}
 
     def __init__(self, equation, output_shape, activation=None, bias_axes=None,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
@@ -89,6 +91,10 @@ class MultiHeadAttention(Layer):
     ``1 / sqrt(key_dim)``, a masked softmax over the keys (``attention_mask``, True where a
     query may attend; ``use_causal_mask``), dropout on the scores while training, and the
     heads' outputs projected back to the query's last size (or ``output_shape``)."""
+    _config_extra = {"sliding_window": None, "use_gate": False}
+
+    def get_config(self):
+        return {**super().get_config(), "value_dim": self.value_dim}  # key_dim's if None
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
                  output_shape=None, attention_axes=None, kernel_initializer="glorot_uniform",

@@ -394,22 +394,36 @@ class Layer(tf.Module):
         from tapegrad.keras.layers import symbolic
         return symbolic.symbolic_call(self, args, kwargs, record=False)
 
+    # Keras's config leaves these constructor arguments out / lists these it does not
+    # take (keras/layer_config.py)
+    _config_omits = ()
+    _config_extra = {}
+
     def get_config(self):
-        """The layer's configuration: its constructor's arguments (as it was made) with
-        its name, ``trainable`` and dtype; ``from_config`` makes the same layer again.
-        A class outside tapegrad.keras that writes its own ``get_config`` gets only the
-        base keys here, as in Keras."""
+        """The layer's configuration: every constructor argument, defaults included, in
+        Keras's form (``keras/layer_config.py``), with its name, ``trainable`` and dtype;
+        ``from_config`` makes the same layer again. A class outside tapegrad.keras that
+        writes its own ``get_config`` gets only the base keys here, as in Keras.
+
+        >>> from tapegrad import keras
+        >>> keras.layers.Dense(3).get_config()["kernel_initializer"]["class_name"]
+        'GlorotUniform'
+        """
         base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
         cls = type(self)
         if cls.get_config is not Layer.get_config and not cls.__module__.startswith(
                 "tapegrad.keras"):
             return base
+        from tapegrad.keras import layer_config
         from tapegrad.keras.serialization import constructor_arguments
-        return {**constructor_arguments(self), **base}
+        given = {k: layer_config.value(k, v) for k, v in constructor_arguments(self).items()}
+        return {**layer_config.defaults(cls), **given, **base}
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        # Keras lists arguments tapegrad does not take (inert ones: keras/layer_config.py)
+        from tapegrad.keras.serialization import _known_arguments
+        return cls(**_known_arguments(cls, config))
 
     def get_build_config(self):
         """``{"input_shape": ...}`` of the build, or None before it (Keras's build config)."""

@@ -57,6 +57,7 @@ def _check_non_negative(ids):
 class CategoryEncoding(Layer):
     """Integer ids (below ``num_tokens``) to ``one_hot``, ``multi_hot`` (``binary``) or
     ``count`` vectors (``count_weights`` weigh the counts), in the layer's dtype."""
+    _config_omits = ("sparse",)
 
     def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs):
         super().__init__(**kwargs)

@@ -18,6 +18,8 @@ from tapegrad.keras.layers.symbolic import KerasTensor
 
 class Dense(Layer):
     """``activation(inputs @ kernel + bias)`` on the last axis."""
+    _config_omits = ("lora_rank", "activity_regularizer")  # Keras lists lora_rank if set
+    _config_extra = {"quantization_config": None}
 
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
@@ -65,6 +67,8 @@ class Dense(Layer):
 
 class Embedding(Layer):
     """Rows of an ``(input_dim, output_dim)`` table, looked up by integer index."""
+    _config_omits = ("lora_rank",)
+    _config_extra = {"activity_regularizer": None, "quantization_config": None}
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,

@@ -107,6 +107,7 @@ class Attention(Layer):
 class AdditiveAttention(Attention):
     """Attention with scores ``sum(scale * tanh(query + key), -1)``: ``scale`` a learned
     vector over the feature axis (``use_scale=True``, the default) or 1."""
+    _config_omits = ("score_mode",)  # Keras's config drops it
 
     def __init__(self, use_scale=True, dropout=0.0, **kwargs):
         super().__init__(use_scale=use_scale, dropout=dropout, **kwargs)

@@ -234,6 +234,7 @@ class RandomContrast(_PerImage):
     """Scales each image's distance from its mean (per channel) by a random factor in
     ``[1 - lower, 1 + upper]`` of ``factor`` (Keras 3.15 reads a number f as
     (0, f): the contrast only grows), then clips to ``value_range``."""
+    _config_omits = ("bounds",)
 
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
         super().__init__(factor, value_range, seed, bounds=(0, 1), **kwargs)
@@ -250,6 +251,7 @@ class RandomContrast(_PerImage):
 class RandomBrightness(_PerImage):
     """Adds to each image a random ``delta * (high - low)`` of its ``value_range``, delta
     in ``factor``'s range (a number f: [-f, f]), then clips to the range."""
+    _config_omits = ("bounds",)
 
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
         if not isinstance(value_range, (tuple, list)) or len(value_range) != 2:

@@ -32,6 +32,7 @@ def _normalize(x, mean, variance, gamma, beta, epsilon):
 class BatchNormalization(Layer):
     """Normalises with the batch's statistics while training (and updates the moving
     averages), with the moving averages otherwise."""
+    _config_extra = {"renorm": False, "renorm_clipping": None, "renorm_momentum": 0.99}
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
@@ -106,6 +107,7 @@ class BatchNormalization(Layer):
 
 class LayerNormalization(Layer):
     """Normalises each sample over ``axis`` (the last by default)."""
+    _config_extra = {"rms_scaling": False}
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,

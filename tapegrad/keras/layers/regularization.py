@@ -105,6 +105,11 @@ class _SpatialDropout(_Noise):
 
     _rank = None
 
+    def get_config(self):
+        config = super().get_config()
+        del config["trainable"]  # Keras's config has none (nor does the constructor take it)
+        return config
+
     def __init__(self, rate, data_format=None, seed=None, name=None, dtype=None):
         super().__init__(seed=seed, name=name, dtype=dtype)
         self.rate = _rate(rate)
