@@ -65,16 +65,36 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=No
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):
-    """Like Python's range, as a tensor; int32 for ints, float32 for floats."""
+    """Like Python's range, as a tensor; int32 for ints, float32 for floats. TensorFlow's
+    arithmetic, in the result's dtype: the size ``ceil(|(limit - start) / delta|)`` and
+    the values ``start + i * delta`` (float32 ``range(0., 1., .3)`` ends in 0.90000004,
+    not NumPy's 0.9).
+
+    >>> import tapegrad as tf
+    >>> tf.range(0.0, 1.0, 0.3).numpy().tolist()[-1]
+    0.9000000357627869
+    """
     if limit is None:
         start, limit = 0, start
     vals = [float(v) if isinstance(v, Tensor) and v.dtype.kind == "f" else
             (int(v) if isinstance(v, Tensor) else v) for v in (start, limit, delta)]
-    if vals[2] == 0:
-        raise ValueError("range: delta must not be zero.")
     if dtype is None:
         dtype = _dt.float32 if any(isinstance(v, float) for v in vals) else _dt.int32
-    return _wrap(np.arange(*vals).astype(_dt.as_dtype(dtype)))
+    t = np.dtype(_dt.as_dtype(dtype)).type
+    with np.errstate(over="ignore"):
+        s, lim, d = (t(v) for v in vals)
+    if d == 0:
+        raise InvalidArgumentError(f"Requires delta != 0: {d}")
+    if (d > 0 and s > lim) or (d < 0 and s < lim):
+        raise InvalidArgumentError(
+            f"Requires start {'<=' if d > 0 else '>='} limit when delta "
+            f"{'>' if d > 0 else '<'} 0: {s}/{lim}")
+    if np.dtype(t).kind in "iu":
+        size = int((abs(int(lim) - int(s)) + abs(int(d)) - 1) // abs(int(d)))
+    else:
+        size = int(np.ceil(np.abs((lim - s) / d)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _wrap(s + np.arange(size).astype(t) * d)
 
 
 def linspace(start, stop, num, name=None, axis=0):
