@@ -15,6 +15,9 @@ for every layer class both have.
 import inspect
 
 _BASE = ("name", "trainable", "dtype", "weights", "self")
+# The same by class name, for classes whose modules change often (the recurrent layers)
+_OMITS_BY_NAME = {"SimpleRNN": ("recurrent_activation", "seed")}
+_EXTRA_BY_NAME = {n: {"zero_output_for_mask": False} for n in ("SimpleRNN", "LSTM", "GRU")}
 
 
 def _chain(cls):
@@ -34,8 +37,13 @@ def defaults(cls):
     out, omit, extra = {}, set(), {}
     for klass in cls.__mro__:
         omit.update(klass.__dict__.get("_config_omits", ()))
+        omit.update(_OMITS_BY_NAME.get(klass.__name__, ()) if klass.__module__.startswith(
+            "tapegrad.keras") else ())
         for k, v in klass.__dict__.get("_config_extra", {}).items():
             extra.setdefault(k, v)
+        if klass.__module__.startswith("tapegrad.keras"):
+            for k, v in _EXTRA_BY_NAME.get(klass.__name__, {}).items():
+                extra.setdefault(k, v)
     for klass in _chain(cls):
         try:
             params = inspect.signature(klass.__init__).parameters

@@ -21,7 +21,6 @@ from tapegrad.keras.layers.input_spec import InputSpec
 class _Recurrent(Layer):
     """The loop shared by the three layers; a subclass gives its gates (``_step``), its
     number of state tensors and its weight shapes."""
-    _config_extra = {"zero_output_for_mask": False}
 
     _gates = 1
     _states = 1
@@ -111,7 +110,6 @@ class _Recurrent(Layer):
 
 class SimpleRNN(_Recurrent):
     """``h_t = activation(x_t @ kernel + bias + h_{t-1} @ recurrent_kernel)``."""
-    _config_omits = ("recurrent_activation", "seed")
 
     def __init__(self, units, activation="tanh", **kwargs):
         kwargs.pop("recurrent_activation", None)
