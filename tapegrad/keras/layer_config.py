@@ -7,7 +7,8 @@ to ``Layer`` (while each forwards ``**kwargs``, it gets its base's arguments too
 the ones Keras leaves out of its config (``Layer._config_omits``: tapegrad-only arguments,
 or ones Keras lists only when given, as ``lora_rank``), plus the ones Keras lists that
 tapegrad's constructor does not take (``Layer._config_extra``, each with Keras's inert
-default: ``quantization_config=None``; ``from_config`` drops them again). Values are in
+default: ``quantization_config=None``; ``from_config`` drops them again). A recurrent
+layer that makes its cell from its own arguments (``_cell_class``) has the cell's too. Values are in
 Keras's form (``value``): initializers, regularizers and constraints serialized, activations
 by name. tests/test_keras_layer_configs.py compares key sets and values with Keras 3.15
 for every layer class both have.
@@ -16,7 +17,8 @@ import inspect
 
 _BASE = ("name", "trainable", "dtype", "weights", "self")
 # The same by class name, for classes whose modules change often (the recurrent layers)
-_OMITS_BY_NAME = {"SimpleRNN": ("recurrent_activation", "seed")}
+_OMITS_BY_NAME = {"SimpleRNN": ("recurrent_activation", "seed", "implementation", "use_cudnn"),
+                  "LSTM": ("implementation", "use_cudnn"), "GRU": ("implementation", "use_cudnn")}
 _EXTRA_BY_NAME = {n: {"zero_output_for_mask": False} for n in ("SimpleRNN", "LSTM", "GRU")}
 
 
@@ -56,6 +58,11 @@ def defaults(cls):
             out.setdefault(name, value(name, p.default))
         if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
             break  # an __init__ that forwards nothing hides its bases' arguments
+    cell = getattr(cls, "_cell_class", None)
+    if isinstance(cell, type):  # a recurrent layer made of its cell's arguments: those too
+        for name, v in defaults(cell).items():
+            if name not in omit:
+                out.setdefault(name, v)
     for k, v in extra.items():
         out.setdefault(k, v)
     type.__setattr__(cls, "_config_defaults_cache", dict(out))
