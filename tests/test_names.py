@@ -294,6 +294,7 @@ RANDOM_SEED_MODULES = {
     "keras/layers/dot_attention.py": "Attention(seed=), its dropout's",
     "testing.py": "the random points of the gradient checks",
     "demo.py": "the demo networks' random weights",
+    "keras/layer_config.py": "SimpleRNN(seed=) left out of its config, as Keras does",
 }
 
 
