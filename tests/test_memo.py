@@ -49,15 +49,16 @@ def first_derivative_on_a_tape(x, f=tf.tanh):
 
 @pytest.fixture
 def squares(monkeypatch):
-    """Counts the calls of the square primitive (what 1 - y*y is made of)."""
+    """Counts the calls of the primitives that make the derived values: square (1 + y*y)
+    and one_minus_square (1 - y*y)."""
     calls = [0]
-    p = PRIMITIVES["square"]
-    impl = p.impl
+    for name in ("square", "one_minus_square"):
+        p = PRIMITIVES[name]
 
-    def counted(*a, **k):
-        calls[0] += 1
-        return impl(*a, **k)
-    monkeypatch.setattr(p, "impl", counted)
+        def counted(*a, impl=p.impl, **k):
+            calls[0] += 1
+            return impl(*a, **k)
+        monkeypatch.setattr(p, "impl", counted)
     return calls
 
 

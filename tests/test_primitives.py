@@ -238,6 +238,7 @@ SPECS = {
     "sqrt": unary("sqrt", Pos),
     "rsqrt": unary("rsqrt", Pos),
     "square": unary("square"),
+    "one_minus_square": unary("one_minus_square"),
     "reciprocal": unary("reciprocal", Away),
     "sqrt_grad": binary("sqrt_grad", Pos, R),
     "rsqrt_grad": binary("rsqrt_grad", Pos, R),

@@ -78,6 +78,8 @@ def simplify(program):
     """Apply the algebraic rules once over the program (``optimize`` iterates)."""
     ctx = _Ctx(program)
     sub, eqs = {}, []
+    origins = dict(program.origins)
+    inherited = []  # (new value, Origin): a rewrite's equations come from the user's line
     for e in program.equations:
         e = _scalarize(substitute(e, sub), ctx)
         res = _rewrite(e, ctx) if len(e.outs) == 1 else None
@@ -88,12 +90,18 @@ def simplify(program):
         new_eqs, var = res
         if (var.shape, var.dtype) != (e.out.shape, e.out.dtype):  # a rule bug: do not apply
             raise AssertionError(f"simplify changed the type of {e.out!r} to {var!r}")
+        origin = origins.get(e.out.name)
         for ne in new_eqs:
             eqs.append(ne)
             ctx.producer[ne.out.name] = ne
+            if origin is not None and ne.out.name not in origins:
+                inherited.append((ne.out.name, origin._replace(name="")))
         sub[e.out.name] = var
     consts = list(program.constants) + ctx.new_consts
-    return rebuild(program, eqs, consts, sub)
+    out = rebuild(program, eqs, consts, sub)
+    if inherited:
+        out = out.replace(origins=tuple(program.origins) + tuple(inherited))
+    return out
 
 
 def _rewrite(e, ctx):

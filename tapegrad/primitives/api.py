@@ -92,6 +92,7 @@ exp, log, sin, cos = _unary("exp"), _unary("log"), _unary("sin"), _unary("cos")
 sinh, cosh, rsqrt = _unary("sinh"), _unary("cosh"), _unary("rsqrt")
 sign, sigmoid, floor = _unary("sign"), _unary("sigmoid"), _unary("floor")
 step = _unary("step")
+one_minus_square = _unary("one_minus_square")  # 1 - x*x: tanh's derivative
 
 
 def leaky_relu_grad(g, x, alpha):

@@ -11,8 +11,9 @@ import numpy as np
 
 from tapegrad.primitives.api import (cos, cosh, equal, exp, floor, integer_pow, log,
     logical_and, multiply, ones_like, pow, reciprocal_grad, rsqrt, rsqrt_grad, sigmoid, sign,
-    sin, sinh, sqrt_grad, square, step, times, where, zeros_like, leaky_relu_grad)
-from tapegrad.primitives.families import binary, nondiff, unary, xp
+    sin, sinh, sqrt_grad, square, step, times, where, zeros_like, leaky_relu_grad,
+    one_minus_square)
+from tapegrad.primitives.families import binary, nondiff, recycling, unary, xp
 from tapegrad.core.dispatch import Primitive
 from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError
@@ -309,8 +310,32 @@ def _square(y):
     return square(y) if isinstance(y, Tensor) else xp.square(y)
 
 
+# 1 - y*y, tanh's derivative, is one primitive (TensorFlow's TanhGrad is one op too): its own
+# rule, (g * -2) * y, differentiates it again, where the square and the subtraction took a
+# negation, a product by 2 and a product by y (the same numbers: -(g * 2) == g * -2 exactly,
+# the sign of a NaN cotangent aside), and every pass of nested tapes records one operation
+# and one array instead of two.
+_square_into_new = recycling(xp.square, xp.square)  # a large one into recycled memory
+
+
+def _one_minus_square_impl(y):
+    t = _square_into_new(y)
+    if t.__class__ is not xp.ndarray:  # a 0-d input: a NumPy scalar
+        return t.dtype.type(1) - t
+    return xp.subtract(t.dtype.type(1), t, out=t)  # 1 - y*y, written over y*y
+
+
+one_minus_square_p = unary("one_minus_square", _one_minus_square_impl,
+                           lambda g, ans, y: g * -2.0 * y,
+                           emit="_one_minus_square_impl({0})", fresh=True,
+                           dtype=ufunc_dtype(xp.square), identities=identities.one_minus_square,
+                           complex="holomorphic")
+
+
 def _one_minus_square(y):
-    return 1 - _square(y)
+    if isinstance(y, np.ndarray):  # a first-order pass that nothing records: NumPy
+        return _one_minus_square_impl(y)
+    return one_minus_square(y)
 
 
 def _one_plus_square(y):

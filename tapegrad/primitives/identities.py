@@ -167,6 +167,18 @@ def pow(e, ctx, out, x, y):
     return None
 
 
+def one_minus_square(e, ctx, out, x):
+    """``1 - x*x`` as the square and the subtraction it computes (the same bits: its
+    implementation is those two ufuncs): generated code writes such ufuncs into dead
+    buffers, keeps them between calls and fuses product chains, which one helper call
+    would hide from it."""
+    if (x.shape, x.dtype) != (out.shape, out.dtype):
+        return None
+    sq = ctx.eqn("square", [x], out.shape, out.dtype)
+    sub = ctx.eqn("sub", [ctx.const(np.ones((), out.dtype)), sq.out], out.shape, out.dtype)
+    return [sq, sub], sub.out
+
+
 def _logical(absorbing):
     """The rule of logical and (``absorbing=False``) or logical or (True): a constant
     ``absorbing`` operand fixes the result, the other constant leaves the other operand."""
