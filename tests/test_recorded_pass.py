@@ -369,3 +369,28 @@ def test_under_vmap_the_pass_is_interpreted():
 
     rng = np.random.default_rng(10)
     _compare(step, lambda i: (tf.constant(rng.standard_normal((4, 3))),), compiled=False)
+
+
+def test_record_many_keeps_what_record_keeps_one_by_one():
+    """A recorded pass shows its operations to each tape in one call: each tape keeps the
+    entries, in the order, that ``record`` of each would keep (watched inputs only, float
+    outputs only, a chain through what it recorded, nothing while paused)."""
+    from tapegrad.core.dispatch import PRIMITIVES
+    x, w = tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])
+    a, b = tf.constant([5.0, 6.0]), tf.constant([1, 2])
+    mul, cast = PRIMITIVES["mul"], PRIMITIVES["cast"]
+    ops = [(mul, (x, w), {}, a), (mul, (a, a), {}, tf.constant([0.0, 1.0])),
+           (mul, (w, w), {}, tf.constant([2.0, 2.0])), (cast, (a,), {"dtype": "int32"}, b),
+           (mul, (b, b), {}, tf.constant([7, 8]))]
+    for watched, paused in (([x], False), ([w], False), ([], False), ([x], True)):
+        one, many = tf.GradientTape(), tf.GradientTape()
+        for t in (one, many):
+            for v in watched:
+                t._watch(v)
+            t._paused = paused
+        for op in ops:
+            one.record(*op, (one,), 0)
+        many.record_many(ops)
+        assert [tuple(map(id, e[1])) + (id(e[3]),) for e in many._entries] == \
+            [tuple(map(id, e[1])) + (id(e[3]),) for e in one._entries]
+        assert many._watched == one._watched

@@ -129,10 +129,9 @@ def gradient(entries, n, targets, source_ids):
         sources = rep.sources
     _hits[0] += 1
     pool, made = _run(compiled, leaves, outs, targets)
-    for prim, get, params, m in compiled.plan:
-        args, out = get(pool), made[m]
-        for i, r in enumerate(recs):
-            r.record(prim, args, params, out, recs, i)
+    ops = [(prim, get(pool), params, made[m]) for prim, get, params, m in compiled.plan]
+    for r in recs:  # each a GradientTape: its records in the pass's order
+        r.record_many(ops)
     for a, name, d in compiled.remember:
         memo.remember(pool[a], name, pool[d])
     return {sid: pool[p] for (_, sid), p in zip(sources, compiled.results) if p is not None}

@@ -205,6 +205,25 @@ class GradientTape(Interpreter):
         self._entries.append((prim, args, params, out))
         w.add(id(out))
 
+    def record_many(self, ops):
+        """``record`` of each ``(prim, args, params, out)`` of ``ops``, in order, in one call
+        (the operations of a compiled pass shown to its outer tapes, compile/recorded_pass.py);
+        each recorded entry is the given tuple itself."""
+        if self._paused:
+            return
+        w = self._watched
+        append, add = self._entries.append, w.add
+        for op in ops:
+            for a in op[1]:
+                if id(a) in w:
+                    break
+            else:
+                continue
+            out = op[3]
+            if (out._value.dtype if type(out) is Tensor else out.dtype).kind in "fc":
+                append(op)
+                add(id(out))
+
     def record_custom(self, op, inputs, out, recorders, index):
         self.record(op, inputs, {}, out, recorders, index)
 
