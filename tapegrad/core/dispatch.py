@@ -159,14 +159,23 @@ def bind(prim, *args, **params):
     st = STATE.stack
     if st.idle:
         try:
-            if len(args) == 2 and not params:
-                return _wrap(prim.impl(args[0]._value, args[1]._value))
-            return _wrap(prim.impl(*[a._value for a in args], **params))
+            if params:
+                v = prim.impl(*[a._value for a in args], **params)
+            elif len(args) == 2:  # the common cases, unpacked: no list, no star-args
+                v = prim.impl(args[0]._value, args[1]._value)
+            elif len(args) == 1:
+                v = prim.impl(args[0]._value)
+            else:
+                v = prim.impl(*[a._value for a in args])
         except (ValueError, IndexError, np.linalg.LinAlgError) as e:
             raise _op_error(prim, args, params, e) from None
+        out = _new(Tensor)  # Tensor._wrap, inlined
+        out._value = v
+        return out
     if st.recording_only:
         # eager code under a tape: compute, then let each recorder see the operation
-        if len(args) == 2:  # the common case, unpacked: no loops
+        n = len(args)
+        if n == 2:  # the common cases, unpacked: no loops
             a, b = args
             if type(a) is Variable or type(b) is Variable:
                 # a variable read is an operation of its own (see _bind_slow), in order
@@ -180,17 +189,22 @@ def bind(prim, *args, **params):
                     prim.impl(a._value, b._value)
             except (ValueError, IndexError, np.linalg.LinAlgError) as e:
                 raise _op_error(prim, args, params, e) from None
+        elif n == 1:
+            a = args[0]
+            if type(a) is Variable:
+                a = a.read_value()
+                args = (a,)
+            try:
+                v = prim.impl(a._value, **params) if params else prim.impl(a._value)
+            except (ValueError, IndexError, np.linalg.LinAlgError) as e:
+                raise _op_error(prim, args, params, e) from None
         else:
             for a in args:
                 if type(a) is Variable:
                     args = tuple([x.read_value() if type(x) is Variable else x for x in args])
                     break
             try:
-                if len(args) == 1:
-                    v = prim.impl(args[0]._value, **params) if params else \
-                        prim.impl(args[0]._value)
-                else:
-                    v = prim.impl(*[a._value for a in args], **params)
+                v = prim.impl(*[a._value for a in args], **params)
             except (ValueError, IndexError, np.linalg.LinAlgError) as e:
                 raise _op_error(prim, args, params, e) from None
         out = _new(Tensor)  # Tensor._wrap, inlined: this runs for every recorded op

@@ -181,7 +181,8 @@ class Variable(Tensor):
                 return snap[2]
             # a scalar's snapshot holds a NumPy scalar: the recorded arithmetic on it skips
             # the ufunc machinery of 0-d arrays (the same values, ~0.8 us less an operation)
-            val = Tensor._wrap(v[()] if v.ndim == 0 else v)
+            val = _new(Tensor)  # Tensor._wrap, inlined
+            val._value = v[()] if v.ndim == 0 else v
             for interp in st.readers:  # recorders: they return ``val`` itself
                 interp.read_variable(self, val)
             # stamped after the readers: a tape that began watching this variable just now

@@ -129,13 +129,13 @@ def binary(x, y, op="binary op"):
     return x, y
 
 
-_ALL_AXES = [tuple(range(n)) for n in range(33)]
+ALL_AXES = [tuple(range(n)) for n in range(33)]
 
 
 def axes(axis, ndim, op="reduction"):
     """Normalise ``axis`` (None, int, list, tensor) to a sorted tuple of non-negative ints."""
     if axis is None:
-        return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else tuple(range(ndim))
+        return ALL_AXES[ndim] if ndim < len(ALL_AXES) else tuple(range(ndim))
     if isinstance(axis, Tensor):
         axis = np.asarray(axis._value).tolist()
     if isinstance(axis, (int, np.integer)):

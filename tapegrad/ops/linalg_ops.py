@@ -11,7 +11,7 @@ import string
 import numpy as np
 
 from tapegrad.core.dispatch import bind
-from tapegrad.core.tensor import Tensor
+from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops import array_ops
 from tapegrad.ops import math_ops
@@ -25,6 +25,9 @@ from tapegrad.primitives.complex import conj
 # the diagonal and norm ops live in modules of their own; tf.linalg re-exports them from here
 from tapegrad.ops.diag_ops import band_part, diag, diag_part, trace  # noqa: F401
 from tapegrad.ops.norm_ops import clip_by_norm, norm, normalize  # noqa: F401
+
+
+_PLAIN = (Tensor, Variable)  # concrete values (a Variable is read by bind)
 
 
 def _shape(x):
@@ -86,9 +89,10 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     >>> tf.matmul([[1.0, 2.0]], [[3.0], [4.0]]).numpy().tolist()
     [[11.0]]
     """
-    if type(a) is Tensor and type(b) is Tensor and not (
+    if type(a) in _PLAIN and type(b) in _PLAIN and not (
             transpose_a or transpose_b or adjoint_a or adjoint_b):
-        # the common case (a dense layer): two matrices of one dtype, no flags
+        # the common case (a dense layer, its kernel a Variable, which bind reads): two
+        # matrices of one dtype, no flags
         av, bv = a._value, b._value
         if av.ndim == 2 and bv.ndim == 2 and av.shape[1] == bv.shape[0] \
                 and av.dtype == bv.dtype:

@@ -4,7 +4,7 @@ import numpy as np
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError
-from tapegrad.ops._convert import axes, axis1, binary, cast, tensor
+from tapegrad.ops._convert import ALL_AXES, axes, axis1, binary, cast, tensor
 from tapegrad.ops._kinds import (BOOL, FLOAT_FNS, FLOATS, NUMBERS, REAL, SIGNED, require,
                                  require_bool)
 from tapegrad.primitives import elementwise
@@ -252,7 +252,12 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     >>> float(tf.reduce_sum([[1.0, 2.0], [3.0, 4.0]]))
     10.0
     """
-    x = tensor(input_tensor)
+    x = input_tensor
+    if type(x) is Tensor and axis is None and keepdims is False:  # a loss: no conversions
+        v = x._value
+        if v.dtype.kind in NUMBERS and v.ndim < len(ALL_AXES):
+            return bind(reductions.reduce_sum_p, x, axis=ALL_AXES[v.ndim], keepdims=False)
+    x = tensor(x)
     if x.dtype.kind not in NUMBERS:  # a sum of bools raises, as in TensorFlow: cast them first
         require(x, NUMBERS, "Sum")
     return bind(reductions.reduce_sum_p, x, axis=axes(axis, x.ndim), keepdims=bool(keepdims))

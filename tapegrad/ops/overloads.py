@@ -79,7 +79,8 @@ def install():
     div, rdiv = Tensor.__truediv__, Tensor.__rtruediv__
 
     def __truediv__(self, other):  # integers divide in a float dtype, as tf.math.truediv
-        return math_ops.divide(self, other) if self.dtype.kind in "iu" else div(self, other)
+        d = self._value.dtype if type(self) in _PLAIN else self.dtype  # (no property call)
+        return math_ops.divide(self, other) if d.kind in "iu" else div(self, other)
 
     def __rtruediv__(self, other):
         return math_ops.divide(other, self) if self.dtype.kind in "iu" else rdiv(self, other)
@@ -87,9 +88,10 @@ def install():
     pow_op = Tensor.__pow__
 
     def __pow__(self, other):
-        if type(other) is int and -64 <= other <= 64 and self.dtype.kind in "fc":
+        d = self._value.dtype if type(self) in _PLAIN else self.dtype  # (no property call)
+        if type(other) is int and -64 <= other <= 64 and d.kind in "fc":
             return bind(elementwise.integer_pow_p, self, y=other)
-        if type(other) is float or self.dtype.kind not in "ifc":  # (TF: no uint or bool Pow)
+        if type(other) is float or d.kind not in "ifc":  # (TF: no uint or bool Pow)
             return math_ops.pow(self, other)
         return pow_op(self, other)
     Tensor.__pow__ = __pow__

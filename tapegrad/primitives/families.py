@@ -150,13 +150,16 @@ def recycling(impl, ufunc):
 
         def run(x, y):
             try:  # NumPy arrays and scalars have .size; anything else is impl's
-                small = x.size < _SMALL and y.size < _SMALL
+                xs, ys = x.size, y.size
             except AttributeError:
-                small = True
-            if small:
-                if merges and x.__class__ is np.ndarray and y.__class__ is np.ndarray and \
-                        (x.size >= EAGER_ROWS or y.size >= EAGER_ROWS) and \
-                        x.shape != y.shape:
+                return impl(x, y)
+            if xs < _SMALL and ys < _SMALL:
+                # merged rows need a short row broadcast over >= EAGER_ROWS rows: operands
+                # of different sizes (equal sizes never merge), the larger's rows short
+                # (most operations stop at the first test, a dense layer's bias at the last)
+                if merges and xs != ys and (xs >= EAGER_ROWS or ys >= EAGER_ROWS) and \
+                        x.__class__ is np.ndarray and y.__class__ is np.ndarray and \
+                        (x if xs > ys else y).shape[-1] <= EAGER_K:
                     out = _merged_rows(ufunc, x, y)
                     if out is not None:
                         return out

@@ -86,6 +86,15 @@ def _float_tensors(xs):
     return True
 
 
+def _concrete_floats(xs):
+    """Whether every item of ``xs`` is a concrete float Tensor (a loop, as
+    ``_float_tensors``)."""
+    for t in xs:
+        if type(t) is not Tensor or t._value.dtype.kind not in "fc":
+            return False
+    return True
+
+
 class _WeakDict(dict):
     """A dict that can be weakly referenced."""
 
@@ -162,8 +171,7 @@ class GradientTape(Interpreter):
         if type(tensor) is Tensor and tensor.dtype.kind in "fc":  # the common case
             self._watch(tensor)
             return
-        if type(tensor) in (list, tuple) and all(
-                type(t) is Tensor and t._value.dtype.kind in "fc" for t in tensor):
+        if type(tensor) in (list, tuple) and _concrete_floats(tensor):
             # a flat list of float tensors (a model's weights): one epoch bump for all
             STATE.bump()
             w, keep = self._watched, self._keep
@@ -244,7 +252,8 @@ class GradientTape(Interpreter):
             return val
         w = self._watched
         if id(var) not in w:
-            if not (self._watch_accessed_variables and var.trainable and _is_float(var)):
+            if not (self._watch_accessed_variables and var.trainable and
+                    var._value.dtype.kind in "fc"):  # _is_float of its concrete value
                 return val
             # _watch without a new epoch: other snapshots stay what this tape saw, and this
             # variable's is made after the readers (Variable.read_value)
@@ -472,8 +481,10 @@ class GradientTape(Interpreter):
         cts = self._backward(entries, target_cts, ids)
         zero = unconnected is UnconnectedGradients.ZERO
         if one:
-            c = _own(cts.get(id(sources)))
-            return _zeros_for(sources) if c is None and zero else c
+            c = cts.get(id(sources))
+            if c is None:
+                return _zeros_for(sources) if zero else None
+            return Tensor._wrap(c._value) if is_unit(c) else c  # _own, inlined
         out = [cts.get(id(s)) for s in sources]  # a model's weights: many sources
         for i, c in enumerate(out):
             if c is None:
