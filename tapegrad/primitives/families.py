@@ -108,6 +108,7 @@ def _recycling_impl(name, impl):
 
 _SMALL = buffers.MIN_BYTES // 16  # elements below which no result reaches MIN_BYTES
 _MERGED_UFUNCS = (np.add, np.subtract, np.multiply, np.true_divide)  # exact in any loop
+_NDARRAY = np.ndarray
 
 
 def _merged_rows(ufunc, x, y):
@@ -157,12 +158,13 @@ def recycling(impl, ufunc):
                 # merged rows need a short row broadcast over >= EAGER_ROWS rows: operands
                 # of different sizes (equal sizes never merge), the larger's rows short
                 # (most operations stop at the first test, a dense layer's bias at the last)
-                if merges and xs != ys and (xs >= EAGER_ROWS or ys >= EAGER_ROWS) and \
-                        x.__class__ is np.ndarray and y.__class__ is np.ndarray and \
-                        (x if xs > ys else y).shape[-1] <= EAGER_K:
-                    out = _merged_rows(ufunc, x, y)
-                    if out is not None:
-                        return out
+                if merges and xs != ys and (xs >= EAGER_ROWS or ys >= EAGER_ROWS):
+                    big = x if xs > ys else y
+                    if type(big) is _NDARRAY and big.shape[-1] <= EAGER_K and \
+                            type(x) is type(y):  # (both arrays)
+                        out = _merged_rows(ufunc, x, y)
+                        if out is not None:
+                            return out
                 return impl(x, y)
             out = _output(ufunc, (x, y))
             return impl(x, y) if out is None else ufunc(x, y, out=out)
