@@ -505,7 +505,36 @@ def test_matrix_transposes_are_written_as_dot_T(shape, perm, dtype):
     np.testing.assert_array_equal(got, want)
     assert got.dtype == want.dtype and np.array_equal(np.signbit(got), np.signbit(want))
     assert ("x0.T" in src) == (len(shape) == 2)
-    assert ("np.transpose(" in src) == (len(shape) != 2)
+    assert (f"x0.transpose({perm})" in src) == (len(shape) != 2)
+    assert "np.transpose(" not in src
+
+
+@pytest.mark.parametrize("shape, new", [((3, 5), (5, 3)), ((2, 3, 4), (6, -1)), ((6,), (1, 6)),
+                                        ((2, 3), (6,))])
+def test_reshapes_are_the_method_and_the_same_views(shape, new):
+    """An array's reshape is ``x.reshape(shape)`` (what ``np.reshape`` calls): the same
+    numbers, and a view of the input where NumPy's is; a transposed input (not contiguous)
+    is copied by both alike."""
+    x = np.arange(np.prod(shape), dtype="float64").reshape(shape)
+    x.flat[:3] = [np.nan, -np.inf, -0.0]
+    for transposed in (False, True):
+        prog = trace(lambda a: tf.reshape(tf.transpose(a) if transposed else a, new), x)
+        fn, src = compile_program(prog)
+        got, want = fn(x), interpret(prog, x)[0]
+        assert got.shape == want.shape and np.array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_array_equal(got, want)
+        assert "np.reshape(" not in src and ".reshape(" in src, src
+        numpy_own = np.reshape(x.T if transposed else x, new)
+        assert np.shares_memory(got, x) == np.shares_memory(numpy_own, x)
+
+
+def test_a_reshape_of_a_0d_value_keeps_the_function_form():
+    """A 0-d value may be a NumPy scalar in generated code: the function form, as before."""
+    x = np.float32(2.5)
+    prog = trace(lambda a: tf.reshape(a * 2.0, [1, 1]), np.asarray(x))
+    fn, src = compile_program(prog)
+    assert "np.reshape(" in src
+    np.testing.assert_array_equal(fn(np.asarray(x)), [[5.0]])
 
 
 def test_a_matrix_transpose_output_is_a_view_as_before():

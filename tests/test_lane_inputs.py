@@ -128,3 +128,37 @@ def test_a_compiled_keras_adam_step_writes_its_gradients_in_place_and_keeps_the_
             assert_same_bits(g, v.numpy())
             v.assign(g)
         step()
+
+
+def test_a_step_traced_with_a_none_batch_writes_in_place_at_every_batch_size():
+    """One trace reused at several batch sizes (a ``None`` dimension): the gradients'
+    shapes do not move, the in-place slices hold at each size, and each call gives the
+    interpreter's bits."""
+    rng = np.random.default_rng(4)
+    ws = [tf.Variable(rng.standard_normal(s).astype("float32")) for s in ((3, 5), (5,), (5, 1))]
+    ms = [tf.Variable(np.zeros(w.shape, "float32")) for w in ws]
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(tf.tanh(x @ ws[0] + ws[1]) @ ws[2]))
+        for w, m, g in zip(ws, ms, tape.gradient(loss, ws)):
+            new = m * 0.9 + g
+            for _ in range(4):  # enough operations a lane for the group to pay
+                new = new * 0.5 + g
+            m.assign(new)
+            w.assign_sub(new * 0.01)
+
+    for rows in (16, 40, 16, 9):
+        x = tf.constant(rng.standard_normal((rows, 3)).astype("float32"))
+        start = [v.numpy().copy() for v in ws + ms]
+        step(x)
+        got = [v.numpy().copy() for v in ws + ms]
+        for v, s in zip(ws + ms, start):
+            v.assign(s)
+        with tf.GradientTape():
+            step(x)
+        for v, g in zip(ws + ms, got):
+            assert_same_bits(g, v.numpy())
+    src = step.get_concrete_function(x).source()
+    assert MARK in src and IN_PLACE in src, src

@@ -2,6 +2,7 @@
 import threading
 
 import numpy as np
+import pytest
 
 import tapegrad as tf
 
@@ -79,6 +80,28 @@ def test_shared_function_updates_are_atomic():
     _hammer([step] * 16, calls=500)
     assert float(v) == 16 * 500
     np.testing.assert_array_equal(big.numpy(), np.full(100_000, 16 * 500.0))
+
+
+def test_a_function_that_raises_releases_its_variables_locks():
+    """The compiled call takes each updated variable's lock (unrolled, in creation
+    order) and gives every one back when the program raises."""
+    a, b = tf.Variable(1.0), tf.Variable(2.0)
+
+    table = tf.constant([1.0, 1.0])
+
+    @tf.function
+    def step(i):
+        a.assign_add(1.0)
+        b.assign_add(tf.gather(table, i))  # an index out of range raises in the program
+
+    step(tf.constant(1))
+    with pytest.raises((IndexError, tf.errors.InvalidArgumentError)):
+        step(tf.constant(5))
+    done = []
+    t = threading.Thread(target=lambda: done.append((a.assign_add(1.0), b.assign_add(1.0))))
+    t.start()
+    t.join(10)
+    assert done and float(a) == 3.0 and float(b) == 4.0
 
 
 def test_function_updates_interleaved_with_eager_updates_are_all_kept():

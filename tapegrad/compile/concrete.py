@@ -203,13 +203,19 @@ class ConcreteFunction:
         res = ["r"] if self._n_res == 1 else [f"r[{j}]" for j in range(self._n_res)]
         lines = [f"def run({', '.join(xs)}):"]
         pad = "    "
-        if self._upd:
-            ns["locks"] = update_locks([self._slots[i] for i in self._upd])
-            lines.append("    with locks:")
+        locks = update_locks([self._slots[i] for i in self._upd]).locks if self._upd else ()
+        for k, lock in enumerate(locks):  # unrolled: ~40 ns a lock less than a loop
+            ns[f"A{k}"], ns[f"R{k}"] = lock.acquire, lock.release
+            lines.append(f"    A{k}()")
+        if locks:
+            lines.append("    try:")
             pad = "        "
         lines.append(f"{pad}r = fn({', '.join(xs + caps)})")
         for i, j in zip(self._upd, range(self._n_out, self._n_res)):
             lines.append(f"{pad}V{i}._value = {res[j]}")
+        if locks:
+            lines.append("    finally:")
+            lines += [f"        R{k}()" for k in reversed(range(len(locks)))]
         if self._single:  # Tensor._wrap, inlined: this line runs on every call
             lines += ["    t = new(Tensor)", f"    t._value = {res[0]}", "    return t"]
         else:

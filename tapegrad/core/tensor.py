@@ -275,6 +275,11 @@ class update_locks:
         uniq = {v._uid: v for v in variables}
         self._locks = [uniq[k]._lock for k in sorted(uniq)]
 
+    @property
+    def locks(self):
+        """The locks, in the order they are taken."""
+        return tuple(self._locks)
+
     def __enter__(self):
         for lock in self._locks:
             lock.acquire()

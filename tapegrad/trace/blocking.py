@@ -198,7 +198,7 @@ def render_region(region, program, ren, gen, indent="    "):
         args = [expr[v.name] if v.name in rows else sliced(ren[v.name], r) if _sliced(v, e)
                 else ren[v.name] for v in e.inputs]
         if e.prim is reshape_p:
-            call = f"np.reshape({args[0]}, {(-1,) + out.shape[1:]})"
+            call = f"{args[0]}.reshape({(-1,) + out.shape[1:]})"  # the method: no dispatch
             root[out.name] = root.get(e.inputs[0].name)
         else:
             fn = "matmul" if e.prim is matmul_p else ufunc_of(e.prim).__name__
