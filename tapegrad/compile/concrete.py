@@ -220,7 +220,14 @@ class ConcreteFunction:
             lines += ["    t = new(Tensor)", f"    t._value = {res[0]}", "    return t"]
         else:
             outs = ", ".join(f"_wrap({res[j]})" for j in range(self._n_out))
-            lines.append(f"    return pack([{outs}])")
+            struct = self._out_struct
+            if type(struct) in (list, tuple) and all(x is None for x in struct) and \
+                    self._kinds == tuple((TENSOR, j) for j in range(len(struct))):
+                # a flat list or tuple of the outputs (the gradients of a list): built here
+                close = "]" if type(struct) is list else ",)" if len(struct) == 1 else ")"
+                lines.append(f"    return {'[' if close == ']' else '('}{outs}{close}")
+            else:
+                lines.append(f"    return pack([{outs}])")
         exec(compile("\n".join(lines) + "\n", f"<tapegrad call {self.name}>", "exec"), ns)
         return ns["run"]
 

@@ -124,15 +124,20 @@ class Function:
         if cf is None:
             symbols = self._symbols(leaves, key) if self._generalizes else None
             cf = self._trace(args, kwargs, leaves, key, symbols)
-        if not kwargs and len(args) == self._nfast and cf._runner is not None and all(
-                type(a) is Tensor or type(a) is np.ndarray for a in args):
-            fk = []
-            for a in args:
-                v = a if type(a) is np.ndarray else a._value
-                fk += [v.shape, v.dtype]
-            if len(self._fast) >= max(1, config.function_cache_size() // 2):
-                self._fast.clear()
-            self._fast[tuple(fk)] = cf._runner
+        if not kwargs and len(args) == self._nfast and cf._runner is not None:
+            if all(type(a) is Tensor or type(a) is np.ndarray for a in args):
+                fk = []
+                for a in args:
+                    v = a if type(a) is np.ndarray else a._value
+                    fk += [v.shape, v.dtype]
+                fk = tuple(fk)
+            else:
+                fk = flat_key(args)
+                fk = None if fk is None else fk[0]
+            if fk is not None:
+                if len(self._fast) >= max(1, config.function_cache_size() // 2):
+                    self._fast.clear()
+                self._fast[fk] = cf._runner
         return cf, leaves
 
     def _canonicalize(self, args, kwargs):
@@ -362,6 +367,40 @@ class Function:
         return f"<tapegrad.function {self.__name__} traced {self.trace_count} time(s)>"
 
 
+def flat_key(args):
+    """``(key, values)`` of positional arguments that are tensors, arrays and lists or
+    tuples of them (one level: a layer's ``[w, b]``), else None: the fast call's key (the
+    structure, each value's shape and dtype) and the NumPy values in ``walk``'s order.
+
+    >>> import numpy as np, tapegrad as tf
+    >>> key, vals = flat_key(([tf.ones([2]), np.zeros(3)], tf.ones([])))
+    >>> key[:2], len(vals)
+    ((<class 'list'>, 2), 3)
+    """
+    key, vals = [], []
+    for a in args:
+        t = type(a)
+        if t is Tensor or t is np.ndarray:
+            items, key_part = (a,), None
+        elif t is list or t is tuple:
+            items, key_part = a, (t, len(a))
+        else:
+            return None
+        if key_part is not None:
+            key += key_part
+        for b in items:
+            tb = type(b)
+            if tb is Tensor:
+                v = b._value
+            elif tb is np.ndarray:
+                v = b
+            else:
+                return None
+            key += (v.shape, v.dtype)
+            vals.append(v)
+    return tuple(key), vals
+
+
 _FAST_CALL = """
 def __call__(self, *args, **kwargs):
     if not kwargs and len(args) == {n} and STATE.stack.idle:
@@ -372,6 +411,15 @@ def __call__(self, *args, **kwargs):
             return run({vals})
     return self._call(args, kwargs)
 """
+# an argument that is no tensor or array: lists and tuples of them have a fast path too
+# (``flat_key``; its key starts with the container's type, never a shape, so the two kinds
+# of key cannot meet)
+_SLOW_ARG = """            found = flat_key(args)
+            if found is not None:
+                run = self._fast.get(found[0])
+                if run is not None:
+                    return run(*found[1])
+            return self._call(args, kwargs)"""
 _fast_classes = {}
 
 
@@ -390,12 +438,12 @@ def make_function(fn, input_signature=None, reduce_retracing=False, jit_compile=
             f"        t = type(a{i})\n"
             f"        if t is Tensor:\n            v{i} = a{i}._value\n"
             f"        elif t is ndarray:\n            v{i} = a{i}\n"
-            f"        else:\n            return self._call(args, kwargs)" for i in range(n))
+            f"        else:\n{_SLOW_ARG}" for i in range(n))
         src = _FAST_CALL.format(
             n=n, unpack=(", ".join(f"a{i}" for i in range(n)) + ", = args") if n else "pass",
             convert=convert, key="".join(f"v{i}.shape, v{i}.dtype, " for i in range(n)),
             vals=", ".join(f"v{i}" for i in range(n)))
-        ns = {"STATE": STATE, "Tensor": Tensor, "ndarray": np.ndarray}
+        ns = {"STATE": STATE, "Tensor": Tensor, "ndarray": np.ndarray, "flat_key": flat_key}
         exec(compile(src, f"<tapegrad fast call {n}>", "exec"), ns)
         cls = type("Function", (Function,), {"__call__": ns["__call__"]})
         cls.__qualname__ = Function.__qualname__
