@@ -92,3 +92,19 @@ def test_a_tape_sees_a_call_on_a_list():
         g.watch(a)
         y = f([a, b])
     np.testing.assert_array_equal(g.gradient(y, a).numpy(), [3.0, 4.0])
+
+
+def test_a_step_returning_none_or_a_python_value_through_the_fast_call():
+    v = tf.Variable(1.0)
+
+    @tf.function
+    def step():
+        v.assign_add(1.0)
+
+    @tf.function
+    def count(x):
+        v.assign_add(x)
+        return 3
+
+    assert [step() for _ in range(3)] == [None] * 3 and float(v) == 4.0
+    assert [count(tf.constant(0.5)) for _ in range(3)] == [3] * 3 and float(v) == 5.5

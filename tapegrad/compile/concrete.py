@@ -221,7 +221,10 @@ class ConcreteFunction:
         else:
             outs = ", ".join(f"_wrap({res[j]})" for j in range(self._n_out))
             struct = self._out_struct
-            if type(struct) in (list, tuple) and all(x is None for x in struct) and \
+            if struct is None and len(self._kinds) == 1 and self._kinds[0][0] != TENSOR:
+                ns["out"] = self._kinds[0][1]  # one Python value (None, a step's result)
+                lines.append("    return out")
+            elif type(struct) in (list, tuple) and all(x is None for x in struct) and \
                     self._kinds == tuple((TENSOR, j) for j in range(len(struct))):
                 # a flat list or tuple of the outputs (the gradients of a list): built here
                 close = "]" if type(struct) is list else ",)" if len(struct) == 1 else ")"
