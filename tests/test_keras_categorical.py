@@ -28,6 +28,8 @@ def test_layers_match_keras(case):
     assert tuple(layer.compute_output_shape(x.shape)) == out.shape
     again = type(layer).from_config(layer.get_config())
     np.testing.assert_array_equal(again(x, **case["kwargs"]).numpy(), out)
+    traced = tf.function(lambda t: layer(t, **case["kwargs"]))  # crashed on multi_hot/count
+    np.testing.assert_array_equal(traced(tf.constant(x)).numpy(), out)
 
 
 @pytest.mark.parametrize("case", MANIFEST["adapt"], ids=lambda c: c["name"])

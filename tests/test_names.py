@@ -282,6 +282,9 @@ def test_tape_pictures_of_first_order_tapes_have_no_derivative_entries(persisten
 RANDOM_SEED_MODULES = {
     "random.py": "tf.random", "ops/random_ops.py": "tf.random.set_seed and the draws",
     "primitives/random.py": "the random primitives' seed param",
+    "primitives/philox.py": "the stateless draws' seed input",
+    "ops/stateless_random_ops.py": "tf.random.stateless_*(seed=)",
+    "ops/random_generator.py": "Generator.from_seed",
     "ops/image_ops.py": "random_flip_*(seed=)",
     "data/dataset.py": "Dataset.shuffle(seed=)", "data/transforms.py": "the shuffle's generator",
     "keras/initializers.py": "initializers' seed", "keras/backend.py": "the global generator",

@@ -398,6 +398,16 @@ SPECS = {
                    order=0, batch_fallback=True, label="token and tensor")],
     "random_uniform": [Case(prim_fn("random_uniform", shape=(4,), dtype="float32", minval=-1.0,
                                     maxval=1.0, seed=7), [], order=0, label="seeded")],
+    "philox_random": [Case(prim_fn("philox_random", shape=(2, 3), dtype=dt, dist=dist,
+                                   from_seed=src == 2, minval=lo, maxval=hi),
+                           [Const(np.array([5, -3, 9][:src], np.int64))], order=0,
+                           label=f"{dist} {dt} from {'seed' if src == 2 else 'state'}")
+                      for dist, dt, lo, hi, src in [
+                          ("uniform", "float32", None, None, 2),
+                          ("normal", "float64", None, None, 3),
+                          ("truncated_normal", "float16", None, None, 2),
+                          ("uniform_int", "int32", -4, 9, 3),
+                          ("full_int", "uint64", None, None, 2)]],
     "argsort": [Case(prim_fn("argsort", axis=ax, descending=d, stable=True), [R(3, 4)],
                      order=0, label=f"axis={ax} descending={d}")
                 for ax in (0, 1) for d in (False, True)],

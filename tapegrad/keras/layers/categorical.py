@@ -49,6 +49,9 @@ def encode(ids, mode, depth, dtype, count_weights=None):
 
 def _check_non_negative(ids):
     # a concrete tensor (eager): TensorFlow's error; inside a trace the ids are unknown
+    # (a symbolic tensor's ``_value`` raises TypeError, so ask before reading it)
+    if getattr(ids, "_symbolic", False):
+        return
     values = getattr(ids, "_value", None)
     if isinstance(values, np.ndarray) and values.size and values.min() < 0:
         raise InvalidArgumentError("Input arr must be non-negative!")
