@@ -94,8 +94,8 @@ def test_weights_shapes_and_initial_biases_are_keras():
     classic = layers.GRU(5, reset_after=False)
     classic(x)
     assert [tuple(w.shape) for w in classic.weights] == [(4, 15), (5, 15), (15,)]
-    with pytest.raises(NotImplementedError, match="dropout"):
-        layers.LSTM(3, dropout=0.2)
+    with pytest.raises(NotImplementedError, match="stateful"):
+        layers.LSTM(3, stateful=True)
 
 
 def test_initial_state_continues_a_sequence():

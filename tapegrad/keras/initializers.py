@@ -251,7 +251,10 @@ _BY_NAME = {
     "truncated_normal": TruncatedNormal, "glorot_uniform": GlorotUniform,
     "glorot_normal": GlorotNormal, "he_normal": HeNormal, "he_uniform": HeUniform,
     "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform, "orthogonal": Orthogonal,
-    "variance_scaling": VarianceScaling}
+    "variance_scaling": VarianceScaling,
+    # Keras's aliases
+    "normal": RandomNormal, "uniform": RandomUniform, "one": Ones, "zero": Zeros,
+    "identity_initializer": Identity, "orthogonal_initializer": Orthogonal}
 
 
 def get(identifier):

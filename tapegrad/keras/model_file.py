@@ -63,6 +63,11 @@ def weight_paths(model):
 
     def walk(layer, path):
         own(layer, path)
+        named = getattr(layer, "_saved_children", None)
+        if named is not None:  # Keras's attribute paths (an RNN's ``cell``)
+            for name, child in named():
+                walk(child, f"{path}/{name}" if path else name)
+            return
         children = _sublayers(layer)
         used = {}
         for child in children:
@@ -229,6 +234,11 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 
 def _assign(model, arrays, filepath, with_optimizer, legacy=False):
     mine = weight_paths(model)
+    for p in mine:
+        # before session 9 a recurrent layer held its cell's weights itself
+        old = p.replace("/cell/vars/", "/vars/")
+        if p not in arrays and old != p and old in arrays and old not in mine:
+            arrays[p] = arrays.pop(old)
     model_paths = {p for p in arrays if not p.startswith("optimizer/")}
     missing = sorted(p for p in mine if not p.startswith("optimizer/") and p not in arrays)
     extra = sorted(model_paths - set(mine))

@@ -12,7 +12,7 @@ def is_nested(x):
     return isinstance(x, (list, tuple, dict))
 
 
-def flatten(structure):
+def flatten(structure, expand_composites=False):
     """The leaves of ``structure``, depth first.
 
     >>> flatten({'b': 1, 'a': [2, 3]})
@@ -34,14 +34,18 @@ def _flatten(x, out):
         out.append(x)
 
 
-def pack_sequence_as(structure, flat):
-    """Rebuild ``structure`` with the leaves taken from ``flat`` in order.
+def pack_sequence_as(structure, flat_sequence, expand_composites=False):
+    """Rebuild ``structure`` with the leaves taken from ``flat_sequence`` in order.
 
     >>> pack_sequence_as({'b': 0, 'a': [0, 0]}, [2, 3, 1])
     {'b': 1, 'a': [2, 3]}
     """
-    it = iter(flat)
-    return _pack(structure, it)
+    flat = list(flat_sequence)
+    n = len(flatten(structure))
+    if len(flat) != n:
+        raise ValueError(f"Could not pack sequence. Structure had {n} atoms, but "
+                         f"flat_sequence had {len(flat)} items.")
+    return _pack(structure, iter(flat))
 
 
 def _pack(x, it):
@@ -55,5 +59,44 @@ def _pack(x, it):
     return next(it)
 
 
-def map_structure(fn, structure):
-    return pack_sequence_as(structure, [fn(v) for v in flatten(structure)])
+def map_structure(func, *structure, check_types=True, expand_composites=False):
+    """``func`` applied to the leaves of one or more structures of the same shape, packed
+    as the first one.
+
+    >>> map_structure(lambda a, b: a + b, [1, (2, 3)], [10, (20, 30)])
+    [11, (22, 33)]
+    """
+    if not structure:
+        raise ValueError("Must provide at least one structure")
+    for other in structure[1:]:
+        assert_same_structure(structure[0], other, check_types=check_types)
+    leaves = [flatten(s) for s in structure]
+    return pack_sequence_as(structure[0], [func(*xs) for xs in zip(*leaves)])
+
+
+def assert_same_structure(nest1, nest2, check_types=True, expand_composites=False):
+    """Raise ``ValueError`` unless both have the same nesting and number of leaves (and,
+    with ``check_types``, ``TypeError`` where their sequence types differ), as tf.nest."""
+    _same(nest1, nest2, check_types, nest1, nest2)
+
+
+def _same(a, b, check_types, top1, top2):
+    def fail(error):
+        raise error("The two structures don't have the same nested structure.\n\n"
+                    f"First structure: type={type(top1).__name__} str={top1!r}\n\n"
+                    f"Second structure: type={type(top2).__name__} str={top2!r}")
+    if is_nested(a) != is_nested(b) or (is_nested(a) and len(a) != len(b)):
+        fail(ValueError)
+    if not is_nested(a):
+        return
+    if check_types and type(a) is not type(b) and not (
+            isinstance(a, dict) and isinstance(b, dict)):
+        fail(TypeError)
+    if isinstance(a, dict):
+        if sorted(a) != sorted(b):
+            fail(ValueError)
+        for k in sorted(a):
+            _same(a[k], b[k], check_types, top1, top2)
+    else:
+        for x, y in zip(a, b):
+            _same(x, y, check_types, top1, top2)

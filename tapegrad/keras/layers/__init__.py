@@ -34,7 +34,9 @@ from tapegrad.keras.layers.separable import (  # noqa: F401
 from tapegrad.keras.layers.regularization import (  # noqa: F401
     ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D,
     SpatialDropout2D, SpatialDropout3D)
-from tapegrad.keras.layers.recurrent import GRU, LSTM, Bidirectional, SimpleRNN  # noqa: F401
+from tapegrad.keras.layers.recurrent import GRU, LSTM, RNN, Bidirectional, SimpleRNN  # noqa: F401
+from tapegrad.keras.layers.rnn_cells import (GRUCell, LSTMCell, SimpleRNNCell,  # noqa: F401
+                                             StackedRNNCells)
 from tapegrad.keras.layers.reshaping import (  # noqa: F401
     Permute, RepeatVector, UpSampling2D, ZeroPadding2D)
 from tapegrad.keras.layers.wrappers import TimeDistributed  # noqa: F401

@@ -1,8 +1,10 @@
-"""Recurrent layers: ``SimpleRNN``, ``LSTM`` and ``GRU`` with Keras 3's cells (weights
-``kernel``, ``recurrent_kernel``, ``bias``; LSTM's gates i, f, c, o with the forget bias at
-one; GRU's z, r, h with ``reset_after``), ``return_sequences``, ``return_state``,
-``go_backwards``, ``initial_state`` and masks (a masked step keeps the previous state and
-output, as Keras's ``rnn`` loop does).
+"""Recurrent layers: ``RNN`` runs a cell (``rnn_cells.py``: ``SimpleRNNCell``,
+``LSTMCell``, ``GRUCell``, ``StackedRNNCells``, or the user's own) over the steps of a
+sequence; ``SimpleRNN``, ``LSTM`` and ``GRU`` are RNNs of Keras 3's cells, made from the
+layer's arguments, with ``return_sequences``, ``return_state``, ``go_backwards``,
+``initial_state``, ``dropout`` / ``recurrent_dropout`` and masks (a masked step keeps the
+previous states and output, as Keras's ``rnn`` loop does). ``Bidirectional`` runs a copy
+backwards.
 
 The loop over the steps is a Python loop, so the number of steps must be known when the
 layer runs (eagerly, or in a trace with a fixed sequence length).
@@ -13,188 +15,186 @@ layer runs (eagerly, or in a trace with a fixed sequence length).
 (2, 3, 4)
 """
 from tapegrad.keras import _tf as tf
-from tapegrad.keras import activations, initializers
-from tapegrad.keras.layers.base import Layer
+from tapegrad.keras.layers.base import Layer, set_variable_path, variable_path
 from tapegrad.keras.layers.input_spec import InputSpec
+from tapegrad.keras.layers.rnn_cells import (GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells,
+                                             _check_cell, call_cell, initial_state,
+                                             reset_masks)
 
 
-class _Recurrent(Layer):
-    """The loop shared by the three layers; a subclass gives its gates (``_step``), its
-    number of state tensors and its weight shapes."""
+def prefix_paths(name, cell):
+    """Keras's ``variable.path`` of a cell's weights: below the layer that built it
+    (``lstm/lstm_cell/kernel``)."""
+    for v in cell.weights:
+        set_variable_path(v, f"{name}/{variable_path(v)}")
 
-    _gates = 1
-    _states = 1
 
-    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid",
-                 use_bias=True, kernel_initializer="glorot_uniform",
-                 recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, kernel_constraint=None,
-                 recurrent_constraint=None, bias_constraint=None, dropout=0.0,
-                 recurrent_dropout=0.0, seed=None, return_sequences=False,
-                 return_state=False, go_backwards=False, stateful=False, unroll=False,
-                 **kwargs):
-        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        if not isinstance(units, int) or units <= 0:
-            raise ValueError("Received an invalid value for argument `units`, expected a "
-                             f"positive integer, got {units}.")
-        if dropout or recurrent_dropout:
-            raise NotImplementedError(f"{type(self).__name__}: tapegrad.keras has no "
-                                      "dropout or recurrent_dropout in recurrent layers.")
+class RNN(Layer):
+    """A cell run over the steps of a sequence (axis 1): ``keras.layers.RNN(cell)``, where
+    the cell is any object with ``call(inputs, states)`` and ``state_size`` (a list of cells
+    is stacked). Options as Keras's: ``return_sequences``, ``return_state``,
+    ``go_backwards``, ``zero_output_for_mask``, ``initial_state`` and masks (a masked step
+    keeps the previous states; its output is the previous one, or zeros with
+    ``zero_output_for_mask``).
+
+    >>> import numpy as np
+    >>> from tapegrad import keras
+    >>> layer = keras.layers.RNN([keras.layers.LSTMCell(4), keras.layers.GRUCell(2)])
+    >>> layer(np.ones((3, 5, 6), np.float32)).shape
+    (3, 2)
+    """
+
+    def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
+                 stateful=False, unroll=False, zero_output_for_mask=False, **kwargs):
+        if isinstance(cell, (list, tuple)):
+            cell = StackedRNNCells(cell)
+        _check_cell(cell, "Argument `cell` should")
         if stateful:
             raise NotImplementedError(f"{type(self).__name__}: tapegrad.keras has no "
                                       "stateful recurrent layers.")
-        self.units = units
-        self.activation = activations.get(activation)
-        self.recurrent_activation = activations.get(recurrent_activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self._regularizers_of = (kernel_regularizer, recurrent_regularizer, bias_regularizer)
-        self._constraints_of = (kernel_constraint, recurrent_constraint, bias_constraint)
+        super().__init__(**kwargs)
+        size = getattr(cell, "state_size", None)
+        if not isinstance(size, (list, tuple, int)):
+            raise ValueError("state_size must be an integer, or a list/tuple of integers "
+                             "(one for each state tensor).")
+        self.cell = cell
         self.return_sequences, self.return_state = return_sequences, return_state
-        self.go_backwards = go_backwards
-        self.input_spec = InputSpec(ndim=3)
+        self.go_backwards, self.stateful, self.unroll = go_backwards, stateful, unroll
+        self.zero_output_for_mask = zero_output_for_mask
         self.supports_masking = True
 
-    def _bias_shape(self):
-        return (self._gates * self.units,)
+    def _saved_children(self):
+        return [("cell", self.cell)] if isinstance(self.cell, Layer) else []
 
-    def _bias_initial(self, shape, dtype=None):
-        return self.bias_initializer(shape, dtype=dtype)
+    @property
+    def state_size(self):
+        size = self.cell.state_size
+        return [size] if isinstance(size, int) else list(size)
 
-    def build(self, input_shape):
-        n = self._gates * self.units
-        kr, rr, br = self._regularizers_of
-        kc, rc, bc = self._constraints_of
-        self.kernel = self.add_weight(name="kernel", shape=(input_shape[-1], n),
-                                      initializer=self.kernel_initializer, regularizer=kr,
-                                      constraint=kc)
-        self.recurrent_kernel = self.add_weight(name="recurrent_kernel",
-                                                shape=(self.units, n),
-                                                initializer=self.recurrent_initializer,
-                                                regularizer=rr, constraint=rc)
-        self.bias = self.add_weight(name="bias", shape=self._bias_shape(),
-                                    initializer=self._bias_initial, regularizer=br,
-                                    constraint=bc) if self.use_bias else None
+    def build(self, sequences_shape, initial_state_shape=None):
+        if isinstance(self.cell, Layer) and not self.cell.built:
+            self.cell.build((sequences_shape[0],) + tuple(sequences_shape[2:]))
+            self.cell.built = True
+            prefix_paths(self.name, self.cell)
+        self.built = True
+
+    def get_initial_state(self, batch_size):
+        state = initial_state(self.cell, batch_size, self.compute_dtype)
+        return list(state) if isinstance(state, (list, tuple)) else [state]
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
         x = self._floating(sequences)
         batch, steps = x.shape[0], x.shape[1]
         if initial_state is None:
-            states = [tf.zeros((batch, self.units), dtype=x.dtype)] * self._states
+            states = self.get_initial_state(batch)
         else:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [
                 initial_state]
-            states = [tf.cast(s, x.dtype) for s in states]
+            states = tf.nest.map_structure(lambda s: tf.cast(s, x.dtype), states)
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         keep = None if mask is None else tf.cast(mask, "bool")
-        output = tf.zeros((batch, self.units), dtype=x.dtype)
-        outputs = []
-        for t in order:
-            new_output, new_states = self._step(x[:, t, :], states)
-            if keep is not None:  # a masked step carries the state and output over
-                k = keep[:, t:t + 1]
-                new_output = tf.where(k, new_output, output)
-                new_states = [tf.where(k, n, s) for n, s in zip(new_states, states)]
-            output, states = new_output, new_states
-            outputs.append(output)
+        output, outputs = None, []
+        try:
+            for t in order:
+                new_output, new_states = call_cell(self.cell, x[:, t, :], states, training)
+                if keep is not None:  # a masked step carries the states over; its output
+                    k = keep[:, t:t + 1]  # is the previous one (zeros at first) or zeros
+                    new_states = tf.nest.map_structure(lambda n, s: tf.where(k, n, s),
+                                                       new_states, states)
+                    other = (tf.zeros_like(new_output) if self.zero_output_for_mask or
+                             output is None else output)
+                    new_output = tf.where(k, new_output, other)
+                output, states = new_output, new_states
+                outputs.append(output)
+        finally:
+            reset_masks(self.cell)
         result = tf.stack(outputs, axis=1) if self.return_sequences else output
         return [result, *states] if self.return_state else result
 
     def compute_mask(self, inputs, previous_mask=None):
         mask = previous_mask if self.return_sequences else None
-        return [mask] + [None] * self._states if self.return_state else mask
+        return [mask] + [None] * len(self.state_size) if self.return_state else mask
+
+    def get_config(self):
+        from tapegrad.keras.serialization import serialize_keras_object
+        if type(self) is not RNN:   # LSTM, GRU, SimpleRNN: their arguments
+            return super().get_config()
+        base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+        return {**base, "return_sequences": self.return_sequences,
+                "return_state": self.return_state, "go_backwards": self.go_backwards,
+                "stateful": self.stateful, "unroll": self.unroll,
+                "zero_output_for_mask": self.zero_output_for_mask,
+                "cell": serialize_keras_object(self.cell)}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        if cls is not RNN:
+            return cls(**config)
+        from tapegrad.keras.serialization import deserialize_keras_object
+        config = dict(config)
+        cell = config.pop("cell")
+        if not isinstance(cell, Layer):
+            cell = deserialize_keras_object(cell, custom_objects)
+        return cls(cell, **config)
 
 
-class SimpleRNN(_Recurrent):
-    """``h_t = activation(x_t @ kernel + bias + h_{t-1} @ recurrent_kernel)``."""
+class _Builtin(RNN):
+    """An RNN of one of tapegrad's cells, made from the layer's arguments (the cell's and
+    the loop's), with the cell's weights and settings readable on the layer, as Keras."""
 
-    def __init__(self, units, activation="tanh", **kwargs):
-        kwargs.pop("recurrent_activation", None)
-        super().__init__(units, activation=activation, **kwargs)
+    _cell_class = _cell_name = None
 
-    def _step(self, x_t, states):
-        h = tf.matmul(x_t, self.kernel)
-        if self.bias is not None:
-            h = h + self.bias
-        out = self.activation(h + tf.matmul(states[0], self.recurrent_kernel))
-        return out, [out]
+    def __init__(self, units, activation="tanh", *, dropout=0.0, recurrent_dropout=0.0, seed=None,
+                 return_sequences=False, return_state=False, go_backwards=False,
+                 stateful=False, unroll=False, zero_output_for_mask=False,
+                 activity_regularizer=None, use_cudnn="auto", **kwargs):
+        if use_cudnn not in ("auto", True, False):   # no cuDNN here: checked, then unused
+            raise ValueError("Invalid valid received for argument `use_cudnn`. Expected one "
+                             f"of {{'auto', True, False}}. Received: use_cudnn={use_cudnn}")
+        loop = {k: kwargs.pop(k) for k in ("name", "trainable", "dtype", "input_shape",
+                                           "batch_input_shape", "input_dim") if k in kwargs}
+        cell = self._cell_class(units, activation=activation, dropout=dropout, recurrent_dropout=recurrent_dropout,
+                                seed=seed, dtype=loop.get("dtype"),
+                                trainable=loop.get("trainable", True),
+                                name=self._cell_name, **kwargs)
+        super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
+                         go_backwards=go_backwards, stateful=stateful, unroll=unroll,
+                         zero_output_for_mask=zero_output_for_mask,
+                         activity_regularizer=activity_regularizer, **loop)
+        self.input_spec = InputSpec(ndim=3)
 
-
-class LSTM(_Recurrent):
-    """Long short-term memory: states ``[h, c]``; gates i, f, c, o in that order along
-    the kernels' columns; ``unit_forget_bias`` starts the forget gate's bias at one."""
-
-    _gates = 4
-    _states = 2
-
-    def __init__(self, units, unit_forget_bias=True, **kwargs):
-        super().__init__(units, **kwargs)
-        self.unit_forget_bias = unit_forget_bias
-
-    def _bias_initial(self, shape, dtype=None):
-        if not self.unit_forget_bias:
-            return self.bias_initializer(shape, dtype=dtype)
-        u = self.units
-        return tf.concat([self.bias_initializer((u,), dtype=dtype),
-                          tf.ones((u,), dtype=dtype),
-                          self.bias_initializer((2 * u,), dtype=dtype)], 0)
-
-    def _step(self, x_t, states):
-        h_tm1, c_tm1 = states
-        z = tf.matmul(x_t, self.kernel) + tf.matmul(h_tm1, self.recurrent_kernel)
-        if self.bias is not None:
-            z = z + self.bias
-        z0, z1, z2, z3 = tf.split(z, 4, axis=1)
-        i = self.recurrent_activation(z0)
-        f = self.recurrent_activation(z1)
-        c = f * c_tm1 + i * self.activation(z2)
-        o = self.recurrent_activation(z3)
-        h = o * self.activation(c)
-        return h, [h, c]
+    def __getattr__(self, name):
+        # kernel, units, activation, dropout, ...: the cell's (only once it exists)
+        if name in _CELL_ATTRIBUTES and "cell" in self.__dict__:
+            return getattr(self.__dict__["cell"], name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
-class GRU(_Recurrent):
-    """Gated recurrent unit: gates z, r, h; with ``reset_after`` (Keras's default) the
-    reset gate multiplies the recurrent projection, and the bias has two rows (input,
-    recurrent)."""
+_CELL_ATTRIBUTES = frozenset((
+    "units", "activation", "recurrent_activation", "use_bias", "kernel", "recurrent_kernel",
+    "bias", "kernel_initializer", "recurrent_initializer", "bias_initializer",
+    "kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
+    "recurrent_constraint", "bias_constraint", "dropout", "recurrent_dropout", "seed",
+    "implementation", "unit_forget_bias", "reset_after"))
 
-    _gates = 3
 
-    def __init__(self, units, reset_after=True, **kwargs):
-        super().__init__(units, **kwargs)
-        self.reset_after = reset_after
+class SimpleRNN(_Builtin):
+    """``h_t = activation(x_t @ kernel + bias + h_{t-1} @ recurrent_kernel)``: an RNN of a
+    ``SimpleRNNCell``."""
 
-    def _bias_shape(self):
-        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
+    _cell_class, _cell_name = SimpleRNNCell, "simple_rnn_cell"
 
-    def _step(self, x_t, states):
-        h_tm1 = states[0]
-        u = self.units
-        input_bias, recurrent_bias = (tf.unstack(self.bias) if self.reset_after else
-                                      (self.bias, None)) if self.bias is not None else (
-            None, None)
-        matrix_x = tf.matmul(x_t, self.kernel)
-        if input_bias is not None:
-            matrix_x = matrix_x + input_bias
-        x_z, x_r, x_h = tf.split(matrix_x, 3, axis=-1)
-        if self.reset_after:
-            inner = tf.matmul(h_tm1, self.recurrent_kernel)
-            if recurrent_bias is not None:
-                inner = inner + recurrent_bias
-        else:
-            inner = tf.matmul(h_tm1, self.recurrent_kernel[:, :2 * u])
-        z = self.recurrent_activation(x_z + inner[:, :u])
-        r = self.recurrent_activation(x_r + inner[:, u:2 * u])
-        if self.reset_after:
-            recurrent_h = r * inner[:, 2 * u:]
-        else:
-            recurrent_h = tf.matmul(r * h_tm1, self.recurrent_kernel[:, 2 * u:])
-        hh = self.activation(x_h + recurrent_h)
-        h = z * h_tm1 + (1 - z) * hh
-        return h, [h]
+
+class LSTM(_Builtin):
+    """Long short-term memory: states ``[h, c]``; an RNN of an ``LSTMCell``."""
+
+    _cell_class, _cell_name = LSTMCell, "lstm_cell"
+
+
+class GRU(_Builtin):
+    """Gated recurrent unit: an RNN of a ``GRUCell`` (``reset_after`` by default)."""
+
+    _cell_class, _cell_name = GRUCell, "gru_cell"
 
 
 class Bidirectional(Layer):
@@ -255,7 +255,7 @@ class Bidirectional(Layer):
         if self.merge_mode is None:
             mask = [mask, mask]
         if self.return_state:
-            extra = [None] * (2 * getattr(self.forward_layer, "_states", 1))
+            extra = [None] * (2 * len(self.forward_layer.state_size))
             return (mask if isinstance(mask, list) else [mask]) + extra
         return mask
 
