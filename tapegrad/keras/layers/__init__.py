@@ -10,17 +10,17 @@ from tapegrad.keras.layers.convolutional import (  # noqa: F401
     Convolution1DTranspose, Convolution2D, Convolution2DTranspose, Convolution3D,
     Convolution3DTranspose)
 from tapegrad.keras.layers.core import (  # noqa: F401
-    Activation, Dense, Dropout, Embedding, Flatten, Input, InputLayer, Lambda, Masking,
-    Reshape)
+    Activation, Dense, Dropout, Embedding, Flatten, Identity, Input, InputLayer, Lambda,
+    Masking, Reshape)
 from tapegrad.keras.layers.image_augmentation import (  # noqa: F401
     RandomBrightness, RandomContrast, RandomRotation, RandomTranslation, RandomZoom)
 from tapegrad.keras.layers.image_resizing import CenterCrop, RandomCrop, Resizing  # noqa: F401
 from tapegrad.keras.layers.input_spec import InputSpec  # noqa: F401
 from tapegrad.keras.layers.merging import (  # noqa: F401
-    Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average,
-    concatenate, maximum, minimum, multiply, subtract)
+    Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add, average,
+    concatenate, dot, maximum, minimum, multiply, subtract)
 from tapegrad.keras.layers.normalization import (  # noqa: F401
-    BatchNormalization, GroupNormalization, LayerNormalization)
+    BatchNormalization, GroupNormalization, LayerNormalization, UnitNormalization)
 from tapegrad.keras.layers.pooling import (  # noqa: F401
     AveragePooling1D, AveragePooling2D, AveragePooling3D, AvgPool1D, AvgPool2D, AvgPool3D,
     MaxPool1D, MaxPool2D, MaxPool3D, MaxPooling1D, MaxPooling2D, MaxPooling3D,

@@ -116,6 +116,17 @@ class Activation(Layer):
         return self.activation(inputs)
 
 
+class Identity(Layer):
+    """Its input, unchanged (a placeholder layer, as Keras's)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        return tf.nest.map_structure(tf.identity, inputs)
+
+
 class Lambda(Layer):
     """Wraps a function of the inputs as a layer (it holds no weights)."""
 

@@ -1,5 +1,5 @@
 """Layers that merge a list of inputs: ``Concatenate``, ``Add``, ``Subtract``, ``Multiply``,
-``Average``, ``Maximum``, ``Minimum``.
+``Average``, ``Maximum``, ``Minimum``, and ``Dot`` (Keras's batch dot product of two).
 
 >>> import numpy as np
 >>> from tapegrad import keras
@@ -118,6 +118,97 @@ class Concatenate(Merge):
         return tf.reduce_any(tf.concat(parts, axis=self.axis), axis=-1)
 
 
+class Dot(Merge):
+    """The dot product of two batches of samples along ``axes`` (one int for both, or one
+    per input; never the batch axis), optionally of L2-normalized samples (their cosine
+    similarity). Shapes ``(B, 3, 5)`` and ``(B, 10, 3)`` with ``axes=(1, 2)`` give
+    ``(B, 5, 10)``; a result of rank 1 is ``(B, 1)``.
+
+    >>> import numpy as np
+    >>> from tapegrad import keras
+    >>> keras.layers.Dot(axes=1)([np.ones((2, 3)), np.ones((2, 3))]).numpy().tolist()
+    [[3.0], [3.0]]
+    """
+
+    def __init__(self, axes, normalize=False, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(axes, int):
+            if not isinstance(axes, (list, tuple)):
+                raise TypeError("Invalid type for argument `axes`: it should be a list or an "
+                                f"int. Received: axes={axes}")
+            if len(axes) != 2:
+                raise ValueError("Invalid format for argument `axes`: it should contain two "
+                                 f"elements. Received: axes={axes}")
+            if not all(isinstance(a, int) for a in axes):
+                raise ValueError("Invalid format for argument `axes`: list elements should "
+                                 f"be integers. Received: axes={axes}")
+        self.axes, self.normalize = axes, normalize
+
+    def _axes(self, shapes):
+        axes = [self.axes] * 2 if isinstance(self.axes, int) else list(self.axes)
+        return [a % len(s) if a < 0 else a for a, s in zip(axes, shapes)]
+
+    def build(self, input_shape):
+        if not isinstance(input_shape, (list, tuple)) or len(input_shape) != 2 or not all(
+                isinstance(s, (list, tuple)) for s in input_shape):
+            raise ValueError("A `Dot` layer should be called on a list of 2 inputs. "
+                             f"Received: input_shape={input_shape}")
+        a, b = self._axes(input_shape)
+        s1, s2 = input_shape
+        if s1[a] is not None and s2[b] is not None and s1[a] != s2[b]:
+            raise ValueError(f"Incompatible input shapes: axis values {s1[a]} (at axis {a}) "
+                             f"!= {s2[b]} (at axis {b}). Full input shapes: {s1}, {s2}")
+
+    def call(self, inputs):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
+            raise ValueError("A `Dot` layer should be called on exactly 2 inputs. "
+                             f"Received: inputs={inputs}")
+        x, y = (tf.convert_to_tensor(t) for t in inputs)
+        axes = self._axes([x.shape, y.shape])
+        if self.normalize:
+            from tapegrad.keras.ops import normalize
+            x, y = normalize(x, axis=axes[0]), normalize(y, axis=axes[1])
+        return batch_dot(x, y, axes)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return None
+
+
+def batch_dot(x, y, axes):
+    """Keras's ``batch_dot``: per sample, ``x`` contracted with ``y`` along ``axes`` (the
+    batch axis excluded); the result holds ``x``'s other axes, then ``y``'s."""
+    nx, ny = x.ndim, y.ndim
+    if nx < 2 or ny < 2:
+        raise ValueError("Cannot do batch_dot on inputs with rank < 2. Received inputs with "
+                         f"shapes {tuple(x.shape)} and {tuple(y.shape)}.")
+    if None not in (x.shape[0], y.shape[0]) and x.shape[0] != y.shape[0]:
+        raise ValueError("Cannot do batch_dot on inputs with different batch sizes. "
+                         f"Received inputs with shapes {tuple(x.shape)} and {tuple(y.shape)}.")
+    a, b = axes
+    if 0 in (a, b):
+        raise ValueError("Cannot perform batch_dot over axis 0. If your inputs are not "
+                         "batched, add a dummy batch dimension to your inputs using "
+                         "keras.ops.expand_dims(x, 0)")
+    if None not in (x.shape[a], y.shape[b]) and x.shape[a] != y.shape[b]:
+        raise ValueError(f"Cannot do batch_dot on inputs with shapes {tuple(x.shape)} and "
+                         f"{tuple(y.shape)} with axes={list(axes)}. x.shape[{a}] != "
+                         f"y.shape[{b}] ({x.shape[a]} != {y.shape[b]}).")
+    # (B, rest of x, k) @ (B, k, rest of y) with the other axes flattened, as one matmul
+    xr = tf.transpose(x, [0] + [i for i in range(1, nx) if i != a] + [a])
+    yr = tf.transpose(y, [0, b] + [i for i in range(1, ny) if i != b])
+    x_rest, y_rest = list(xr.shape[1:-1]), list(yr.shape[2:])
+    out = tf.matmul(tf.reshape(xr, [-1, _prod(x_rest), xr.shape[-1]]),
+                    tf.reshape(yr, [-1, yr.shape[1], _prod(y_rest)]))
+    return tf.reshape(out, [-1] + (x_rest + y_rest or [1]))
+
+
+def _prod(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
 def concatenate(inputs, axis=-1, **kwargs):
     return Concatenate(axis=axis, **kwargs)(inputs)
 
@@ -140,6 +231,11 @@ def average(inputs, **kwargs):
 
 def maximum(inputs, **kwargs):
     return Maximum(**kwargs)(inputs)
+
+
+def dot(inputs, axes=-1, **kwargs):
+    """``Dot(axes)(inputs)``."""
+    return Dot(axes=axes, **kwargs)(inputs)
 
 
 def minimum(inputs, **kwargs):

@@ -1,4 +1,5 @@
-"""``BatchNormalization`` and ``LayerNormalization``, with Keras 3's defaults and forms.
+"""``BatchNormalization``, ``LayerNormalization``, ``GroupNormalization`` and
+``UnitNormalization``, with Keras 3's defaults and forms.
 
 >>> import numpy as np
 >>> from tapegrad import keras
@@ -230,3 +231,27 @@ class GroupNormalization(Layer):
     def get_config(self):
         return {**super().get_config(), "groups": self.groups, "axis": self.axis,
                 "epsilon": self.epsilon, "center": self.center, "scale": self.scale}
+
+
+class UnitNormalization(Layer):
+    """Each sample scaled to unit L2 norm along ``axis`` (an int or a list), as Keras 3:
+    ``x * rsqrt(max(sum(x**2), 1e-24))``.
+
+    >>> from tapegrad import keras
+    >>> keras.layers.UnitNormalization()([[3.0, 4.0]]).numpy().astype(float).round(3).tolist()
+    [[0.6, 0.8]]
+    """
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(axis, (list, tuple)):
+            axis = list(axis)
+        elif not isinstance(axis, int):
+            raise TypeError("Invalid value for `axis` argument: expected an int or a "
+                            f"list/tuple of ints. Received: axis={axis}")
+        self.axis = axis
+        self.supports_masking = True
+
+    def call(self, inputs):
+        from tapegrad.keras.ops import normalize
+        return normalize(inputs, axis=self.axis, order=2, epsilon=1e-12)

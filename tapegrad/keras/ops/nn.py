@@ -123,5 +123,27 @@ def moments(x, axes, keepdims=False, synchronized=False):
         axes, int) else [axes], keepdims=keepdims)
 
 
+def normalize(x, axis=-1, order=2, epsilon=None):
+    """``x`` divided by its ``order``-norm along ``axis``, as Keras 3: for ``order=2``,
+    ``x * rsqrt(max(sum(x**2), epsilon**2))``, else ``x / max(norm, epsilon)``
+    (``epsilon`` defaults to ``keras.config.epsilon()``).
+
+    >>> from tapegrad.keras import ops
+    >>> ops.normalize([[3.0, 4.0]]).numpy().astype(float).round(3).tolist()
+    [[0.6, 0.8]]
+    """
+    if not isinstance(order, int) or not order >= 1:
+        raise ValueError(f"Argument `order` must be an int >= 1. Received: order={order}")
+    x = tf.convert_to_tensor(x)
+    if x.ndim == 0:
+        x = tf.expand_dims(x, 0)
+    eps = backend.epsilon() if epsilon is None else epsilon
+    if order == 2:
+        square_sum = tf.reduce_sum(tf.square(x), axis=axis, keepdims=True)
+        return x * tf.math.rsqrt(tf.maximum(square_sum, tf.cast(eps * eps, x.dtype)))
+    norm = tf.norm(x, ord=order, axis=axis, keepdims=True)
+    return x / tf.maximum(norm, tf.cast(eps, x.dtype))
+
+
 __all__ = ["conv", "depthwise_conv", "separable_conv", "conv_transpose", "max_pool",
-           "average_pool", "moments"]
+           "average_pool", "moments", "normalize"]
