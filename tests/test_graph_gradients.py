@@ -176,3 +176,4 @@ def test_bad_uses_get_tensorflows_errors():
         return tf.gradients(v * v, v)
     with pytest.raises(NotImplementedError, match="assigns"):
         assigned(tf.constant(1.0))
+

@@ -294,6 +294,7 @@ RANDOM_SEED_MODULES = {
     "keras/layers/image_resizing.py": "RandomCrop(seed=)", "keras/layers/attention.py": "MultiHeadAttention(seed=)",
     "keras/layers/recurrent.py": "LSTM(seed=), Keras's argument",
     "keras/layers/rnn_cells.py": "LSTMCell(seed=): the dropout masks' generator",
+    "ops/dropout_ops.py": "tf.nn.dropout(seed=)",
     "keras/layers/regularization.py": "GaussianNoise(seed=) and the other noise layers",
     "keras/layers/dot_attention.py": "Attention(seed=), its dropout's",
     "testing.py": "the random points of the gradient checks",

@@ -13,7 +13,7 @@ from tapegrad.ops._convert import axis1, static_shape, tensor
 from tapegrad.ops.shape_ops import broadcast_to, cast, concat, expand_dims, transpose
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "range", "linspace",
-           "one_hot"]
+           "one_hot", "meshgrid", "sequence_mask"]
 
 _wrap = Tensor._wrap
 
@@ -159,3 +159,56 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, 
         perm.insert(a, out.ndim - 1)
         out = transpose(out, perm)
     return out
+
+
+def meshgrid(*args, **kwargs):
+    """Coordinate grids from 1-D tensors: with ``indexing='xy'`` (the default, Cartesian)
+    the first two axes are swapped, with ``'ij'`` (matrix) each output has the inputs' sizes
+    in order. Differentiable in each input.
+
+    >>> import tapegrad as tf
+    >>> x, y = tf.meshgrid([1, 2, 3], [4, 5])
+    >>> x.numpy().tolist(), y.numpy().tolist()
+    ([[1, 2, 3], [1, 2, 3]], [[4, 4, 4], [5, 5, 5]])
+    """
+    from tapegrad.ops.shape_ops import reshape
+    indexing = kwargs.pop("indexing", "xy")
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"Unsupported keyword arguments: {sorted(kwargs)}")
+    if indexing not in ("xy", "ij"):
+        raise ValueError("indexing parameter must be either 'xy' or 'ij'")
+    xs = [tensor(a) for a in args]
+    if not xs:
+        return []
+    sizes = [int(np.prod(x.shape)) for x in xs]
+    if indexing == "xy" and len(xs) > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, x in enumerate(xs):
+        place = i if indexing == "ij" or len(xs) < 2 or i > 1 else 1 - i
+        shape = [1] * len(xs)
+        shape[place] = sizes[place]
+        out.append(broadcast_to(reshape(x, shape), sizes))
+    return out
+
+
+def sequence_mask(lengths, maxlen=None, dtype=_dt.bool_, name=None):
+    """``mask[..., j] = j < lengths[...]``: one row of ``maxlen`` (default: the largest
+    length) per length.
+
+    >>> import tapegrad as tf
+    >>> tf.sequence_mask([1, 3], 4).numpy().tolist()
+    [[True, False, False, False], [True, True, True, False]]
+    """
+    lengths = tensor(lengths)
+    if lengths.dtype.kind not in "iu":
+        raise TypeError(f"lengths must be integral, got {lengths.dtype.name}")
+    if maxlen is None:
+        maxlen = int(np.max(np.asarray(lengths._value))) if lengths.shape and \
+            int(np.prod(lengths.shape)) else 0
+    maxlen = int(tensor(maxlen)._value) if not isinstance(maxlen, int) else maxlen
+    steps = range(maxlen, dtype=lengths.dtype)
+    mask = steps < expand_dims(lengths, -1)
+    return mask if _dt.as_dtype(dtype) == _dt.bool_ else cast(mask, dtype)
+
