@@ -103,3 +103,42 @@ def test_third_order_tanh_eager_equals_compiled_and_the_interpreter(dtype):
     for got, w in zip(third(tf.constant(x0)), want):
         np.testing.assert_allclose(got.numpy(), w, rtol=1e-5 if dtype == np.float32 else 1e-12,
                                    atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def _interpreted(step, *args):
+    tf.config.set_derivative_cache(False)
+    try:
+        return [bits(g.numpy()) for g in step(*args)]
+    finally:
+        tf.config.set_derivative_cache(True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_persistent_outer_tape_used_for_two_gradients_and_a_jacobian(dtype):
+    """tanh's nested passes (compiled and recorded once their structure repeats) under a
+    persistent outer tape: its gradient twice and its Jacobian, at two shapes, NaN and inf
+    among the inputs, are the interpreter's bits; the watched input reads the same after the
+    tapes are gone."""
+    def step(x, w):
+        with tf.GradientTape(persistent=True) as outer:
+            outer.watch(w)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                u = tf.tanh(tf.tanh(x * w) * w)
+            du = inner.gradient(u, x)
+            s = tf.reduce_sum(du * du)
+        g1, g2 = outer.gradient(s, w), outer.gradient(du, w)
+        return [du, g1, g2, outer.jacobian(du, w)]
+
+    from tapegrad.compile import derivative_cache, recorded_pass
+    before = recorded_pass.hits(), derivative_cache.hits()
+    rng = np.random.default_rng(1)
+    for n in (5, 5, 5, 5, 7, 7, 7, 7):  # a new shape is a new structure
+        x0 = rng.standard_normal(n).astype(dtype)
+        x0[0], x0[-1] = np.nan, np.inf
+        x, w = tf.constant(x0), tf.constant(rng.standard_normal(n).astype(dtype))
+        with np.errstate(invalid="ignore"):
+            got = [bits(g.numpy()) for g in step(x, w)]
+            assert got == _interpreted(step, x, w)
+        assert bits(x.numpy()) == bits(x0)
+    assert recorded_pass.hits() > before[0] and derivative_cache.hits() > before[1]
