@@ -385,10 +385,12 @@ def test_getitem(key):
                                                 (1, (3, 5, 2), ()), (2, (2, 3, 5), (2,))])
 def test_gather_batched_indices(axis, xshape, ishape):
     x = rnd(*xshape)
-    i = np.random.RandomState(1).randint(-5, 5, ishape)
+    i = np.random.RandomState(1).randint(0, 5, ishape)
     np.testing.assert_array_equal(tf.gather(x, i, axis=axis).numpy(), np.take(x, i, axis=axis))
     check_grads(lambda x: tf.gather(x, i, axis=axis), [x])
-    bi = np.stack([np.roll(i, k) if i.ndim else i - k for k in range(3)])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"is not in \[0, 5\)"):
+        tf.gather(x, i - 5, axis=axis)   # TensorFlow refuses a negative index (NumPy wraps it)
+    bi = np.stack([np.roll(i, k) if i.ndim else (i + k) % 5 for k in range(3)])
     for flags in ([False, True], [True, True]):
         bx = np.stack([x + k for k in range(3)]) if flags[0] else x
         check_batching(lambda x, i: tf.gather(x, i, axis=axis), [bx, bi], batched=flags,

@@ -1,6 +1,8 @@
 """Indexing with TensorFlow's names: ``x[key]``, gather, gather_nd, boolean_mask."""
 import numpy as np
 
+from tapegrad.errors import InvalidArgumentError
+
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor, convert_to_tensor, is_size, sizes_now
 from tapegrad.ops._convert import axis1, tensor
@@ -37,9 +39,12 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if not getattr(i, "_symbolic", False):
         iv = np.asarray(i._value)
         n = x.shape[a]
-        if iv.size and (iv.min() < -n or iv.max() >= n):
-            raise IndexError(f"gather: indices {iv.tolist()} out of range [0, {n}) for axis "
-                             f"{a} of shape {tuple(x.shape)}.")
+        if iv.size and (iv.min() < 0 or iv.max() >= n):
+            # TensorFlow's error; a negative index is one too (NumPy would count from the end)
+            bad = np.flatnonzero((iv.ravel() < 0) | (iv.ravel() >= n))[0]
+            pos = ", ".join(str(int(k)) for k in np.unravel_index(bad, iv.shape)) or "0"
+            raise InvalidArgumentError(f"indices[{pos}] = {int(iv.ravel()[bad])} is not in "
+                                       f"[0, {n})")
     return bind(gather_prims.take_p, x, i, axis=a)
 
 

@@ -89,6 +89,12 @@ def take(x, indices, axis=None):
     x = convert_to_tensor(x)
     if axis is None:
         x, axis = tf.reshape(x, [-1]), 0
+    indices = convert_to_tensor(indices)
+    if not getattr(indices, "_symbolic", False) and indices.dtype.kind in "iu":
+        # Keras's take counts a negative index from the end (tf.gather refuses it)
+        n = x.shape[axis]
+        iv = indices.numpy()
+        indices = tf.constant(np.where(iv < 0, iv + n, iv).astype(iv.dtype))
     return tf.gather(x, indices, axis=axis)
 
 
