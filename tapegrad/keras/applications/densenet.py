@@ -83,14 +83,7 @@ def DenseNet(blocks, include_top=True, weights="imagenet", input_tensor=None,
             x = transition_block(x, 0.5, name=f"pool{i + 2}")
     x = layers.BatchNormalization(axis=_axis(), epsilon=EPSILON, name="bn")(x)
     x = layers.Activation("relu", name="relu")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    x = imagenet_utils.top(x, include_top, pooling, classes, classifier_activation, weights)
     return imagenet_utils.finish(img_input, input_tensor, x, name, weights)
 
 

@@ -135,17 +135,8 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rat
                       kernel_initializer=CONV_INIT, name="top_conv")(x)
     x = layers.BatchNormalization(axis=_axis(), name="top_bn")(x)
     x = layers.Activation(activation, name="top_activation")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        if dropout_rate > 0:
-            x = layers.Dropout(dropout_rate, name="top_dropout")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation,
-                         kernel_initializer=DENSE_INIT, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    x = imagenet_utils.top(x, include_top, pooling, classes, classifier_activation, weights,
+                           dropout_rate, kernel_initializer=DENSE_INIT)
     return imagenet_utils.finish(img_input, input_tensor, x, name, weights)
 
 

@@ -274,6 +274,26 @@ def refuse_download(weights, filename, url):
             "model.save_weights for this architecture).")
 
 
+def top(x, include_top, pooling, classes, classifier_activation, weights, dropout_rate=0.0,
+        **dense):
+    """What every family ends with, under Keras's layer names: the classifier
+    (``avg_pool``, an optional ``top_dropout``, ``predictions``), or without it the
+    ``pooling`` asked for (``avg_pool`` / ``max_pool``), or nothing."""
+    from tapegrad.keras import layers
+    if include_top:
+        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
+        if dropout_rate > 0:
+            x = layers.Dropout(dropout_rate, name="top_dropout")(x)
+        validate_activation(classifier_activation, weights)
+        return layers.Dense(classes, activation=classifier_activation, name="predictions",
+                            **dense)(x)
+    if pooling == "avg":
+        return layers.GlobalAveragePooling2D(name="avg_pool")(x)
+    if pooling == "max":
+        return layers.GlobalMaxPooling2D(name="max_pool")(x)
+    return x
+
+
 def finish(img_input, input_tensor, outputs, name, weights):
     """The functional model from ``img_input`` (or the sources of ``input_tensor``) to
     ``outputs``, with the local weights file ``weights`` loaded."""

@@ -67,14 +67,7 @@ def build_resnet(blocks, include_top, weights, input_tensor, input_shape, poolin
     x = layers.MaxPooling2D(3, strides=2, name="pool1_pool")(x)
     for stage, (n, filters) in enumerate(zip(blocks, (64, 128, 256, 512)), start=2):
         x = residual_stack(x, filters, n, stride1=1 if stage == 2 else 2, name=f"conv{stage}")
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    x = imagenet_utils.top(x, include_top, pooling, classes, classifier_activation, weights)
     return imagenet_utils.finish(img_input, input_tensor, x, name, weights)
 
 
