@@ -275,22 +275,24 @@ def refuse_download(weights, filename, url):
 
 
 def top(x, include_top, pooling, classes, classifier_activation, weights, dropout_rate=0.0,
-        **dense):
+        pool_names=("avg_pool", "max_pool"), **dense):
     """What every family ends with, under Keras's layer names: the classifier
     (``avg_pool``, an optional ``top_dropout``, ``predictions``), or without it the
-    ``pooling`` asked for (``avg_pool`` / ``max_pool``), or nothing."""
+    ``pooling`` asked for (``avg_pool`` / ``max_pool``), or nothing. ``pool_names``
+    ``(None, None)``: the pools named by their class, as MobileNetV2's are."""
     from tapegrad.keras import layers
+    avg_name, max_name = pool_names
     if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
+        x = layers.GlobalAveragePooling2D(name=avg_name)(x)
         if dropout_rate > 0:
             x = layers.Dropout(dropout_rate, name="top_dropout")(x)
         validate_activation(classifier_activation, weights)
         return layers.Dense(classes, activation=classifier_activation, name="predictions",
                             **dense)(x)
     if pooling == "avg":
-        return layers.GlobalAveragePooling2D(name="avg_pool")(x)
+        return layers.GlobalAveragePooling2D(name=avg_name)(x)
     if pooling == "max":
-        return layers.GlobalMaxPooling2D(name="max_pool")(x)
+        return layers.GlobalMaxPooling2D(name=max_name)(x)
     return x
 
 
