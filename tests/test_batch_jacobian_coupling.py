@@ -8,7 +8,7 @@ import pytest
 
 import tapegrad as tf
 from tapegrad.sparsity import detect
-from tapegrad.tape.jacobians import BatchCouplingWarning
+from tapegrad.tape.batch_jacobian import BatchCouplingWarning
 
 RNG = np.random.default_rng(38428)
 

@@ -10,7 +10,7 @@ import pytest
 import tapegrad as tf
 from tapegrad.core import hooks
 from tapegrad.sparsity import traced
-from tapegrad.tape.jacobians import BatchCouplingWarning
+from tapegrad.tape.batch_jacobian import BatchCouplingWarning
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
 

@@ -43,7 +43,7 @@ sparse_hessian = None
 
 # sparsity/traced.py: ``sparse_jacobian(path, target, source, reverse, chunk_size, batch)``:
 # a traced tape Jacobian block with compressed directions, or None: use the dense basis
-# (tape/jacobians.py: tape_jacobians, tape_batch_jacobian)
+# (tape/jacobians.py: tape_jacobians; tape/batch_jacobian.py: tape_batch_jacobian)
 sparse_jacobian = None
 
 # sparsity/detect.py: ``batch_coupling(entries, source, target)``: whether examples of a

@@ -10,7 +10,7 @@ import weakref
 from tapegrad.primitives.api import cast, convert_to_tensor, zeros
 from tapegrad.core.state import STATE, Interpreter, recording
 from tapegrad.core.tensor import Tensor
-from tapegrad.tape.gradient_tape import UnconnectedGradients, _recording_derivatives, _unconnected
+from tapegrad.tape.tape_support import UnconnectedGradients, _recording_derivatives, _unconnected
 from tapegrad.tape.rules import jvp_of
 from tapegrad.util import nest
 

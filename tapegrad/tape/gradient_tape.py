@@ -10,98 +10,22 @@ after its ``with`` block has ended: that is why the lesson's ``tape.gradient(dy_
 12 where TensorFlow returns None.
 """
 import contextlib
-import enum
 import warnings
 import weakref
 
-import numpy as np
-
-from tapegrad.primitives.api import UNITS, convert_to_tensor, is_unit, ones_like, unit, zeros
+from tapegrad.primitives.api import convert_to_tensor, is_unit
 from tapegrad.primitives.variables import read_variable_p
-from tapegrad.core import hooks
-from tapegrad.core.state import STATE, Interpreter, recording
+from tapegrad.core.state import STATE, Interpreter
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.tape.backward import backward
+from tapegrad.tape.tape_jacobian import JacobianMethods
+from tapegrad.tape.tape_support import (  # noqa: F401  (UnconnectedGradients: public here)
+    UnconnectedGradients, _WeakDict, _concrete_floats, _float_tensors, _is_float,
+    _ones_like, _own, _recording_derivatives, _unconnected, _zeros_for)
 from tapegrad.util import nest
 
 
-class UnconnectedGradients(enum.Enum):
-    """What ``gradient`` returns for a source the target does not depend on."""
-
-    NONE = "none"
-    ZERO = "zero"
-
-
-def _unconnected(value):
-    if isinstance(value, UnconnectedGradients):
-        return value
-    try:
-        return UnconnectedGradients(value)
-    except ValueError:
-        raise ValueError(f"Unknown value for unconnected_gradients: '{value}'") from None
-
-
-_ONES = {}
-
-
-def _ones_like(t):
-    """The cotangent of a target when none is given (ones); scalar ones are shared
-    (tensors are immutable), and a real one is the unit that derivative rules' products
-    skip (``api.times``)."""
-    if t.shape == ():
-        dtype = t.dtype
-        if dtype.kind == "f":
-            one = UNITS.get(dtype)
-            return one if one is not None else unit(dtype)
-        one = _ONES.get(dtype)
-        if one is None:
-            arr = np.ones((), dtype)
-            arr.flags.writeable = False  # shared by every tape: nothing may write into it
-            one = _ONES[dtype] = Tensor._wrap(arr)
-        return one
-    return ones_like(t)
-
-
-def _own(c):
-    """A result for the user: never the shared unit cotangent itself (a target that is also
-    a source gets its own cotangent), which derivative rules treat as the number one
-    (``api.times``)."""
-    return Tensor._wrap(c._value) if is_unit(c) else c
-
-
-def _zeros_for(s):
-    return zeros(s.shape, dtype=s.dtype)
-
-
-def _is_float(x):
-    return x.dtype.kind in "fc"
-
-
-def _float_tensors(xs):
-    """Whether every item of ``xs`` is a float Tensor (a loop: a generator in ``all`` costs
-    ~0.1 us more per item, and a model's weights are many)."""
-    for x in xs:
-        if not isinstance(x, Tensor) or x.dtype.kind not in "fc":
-            return False
-    return True
-
-
-def _concrete_floats(xs):
-    """Whether every item of ``xs`` is a concrete float Tensor (a loop, as
-    ``_float_tensors``)."""
-    for t in xs:
-        if type(t) is not Tensor or t._value.dtype.kind not in "fc":
-            return False
-    return True
-
-
-class _WeakDict(dict):
-    """A dict that can be weakly referenced."""
-
-    __slots__ = ("__weakref__",)
-
-
-class GradientTape(Interpreter):
+class GradientTape(JacobianMethods, Interpreter):
     """Record operations for automatic differentiation.
 
     >>> import tapegrad as tf
@@ -493,163 +417,3 @@ class GradientTape(Interpreter):
             elif is_unit(c):  # _own
                 out[i] = Tensor._wrap(c._value)
         return out if type(sources) is list else tuple(out)
-
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True, mode="auto",
-                 chunk_size=None):
-        """Jacobian of ``target`` with respect to each source: ``target.shape + source.shape``.
-
-        ``sources`` may be nested; the result has its structure. All rows are computed in one
-        vectorized pass, chunked under ``tapegrad.config.memory_budget()`` unless
-        ``chunk_size`` (rows per pass) is given. ``mode`` is 'auto' (forward mode when the
-        sources have fewer elements than the target), 'forward' or 'reverse'.
-        ``experimental_use_pfor=False`` computes the rows one by one (persistent tapes only).
-
-        >>> import tapegrad as tf
-        >>> with tf.GradientTape() as g:
-        ...     x = tf.constant([1.0, 2.0])
-        ...     g.watch(x)
-        ...     y = x * x
-        >>> g.jacobian(y, x).numpy().tolist()
-        [[2.0, 0.0], [0.0, 4.0]]
-        """
-        from tapegrad.tape import jacobians
-        if not isinstance(target, Tensor):
-            raise TypeError(f"jacobian: target must be a single Tensor or Variable, got "
-                            f"{target!r} of type {type(target).__name__}.")
-        flat_sources = nest.flatten(sources)
-        for s in flat_sources:
-            if not isinstance(s, Tensor):
-                raise ValueError(f"GradientTape.jacobian: sources must be tensors or "
-                                 f"variables, got {s!r} of type {type(s).__name__}.")
-        mode = jacobians.check_mode(mode)
-        chunk_size = jacobians.check_chunk_size(chunk_size)
-        unconnected = _unconnected(unconnected_gradients)
-        if not experimental_use_pfor and not self._persistent:
-            raise RuntimeError("GradientTape must be created with persistent=True to compute "
-                               "the jacobian with eager execution enabled and with "
-                               "experimental_use_pfor set to False.")
-        entries, watched = self._begin_use()
-        if self._persistent:
-            target = self._resolve(target)
-        # sources this tape never watched (nor recorded) give None, as in TensorFlow
-        seen = [k for k, s in enumerate(flat_sources) if id(s) in watched]
-        seen_sources = [flat_sources[k] for k in seen]
-        if not _is_float(target):
-            warnings.warn(f"The dtype of the target tensor must be floating (e.g. tf.float32) "
-                          f"when calling GradientTape.jacobian, got tf.{target.dtype.name}",
-                          stacklevel=2)
-        def compute():
-            if STATE.stack.idle and experimental_use_pfor and hooks.compiled_jacobian is not None:
-                # a structure seen before: the whole Jacobian as generated NumPy code
-                out = hooks.compiled_jacobian(entries, len(entries), target, seen_sources,
-                                              mode, chunk_size)
-                if out is not None:
-                    return out
-            (out,) = jacobians.tape_jacobians(entries, [target], seen_sources, mode=mode,
-                                              chunk_size=chunk_size,
-                                              loop=not experimental_use_pfor)
-            return out
-        with _recording_derivatives(self._recorders_for_backward()):
-            out = compute()
-        if self._persistent:
-            for i, j in enumerate(out):
-                self._remember(j, lambda i=i: compute()[i])
-        if len(seen) < len(flat_sources):
-            got = dict(zip(seen, out))
-            out = [got.get(k) for k in range(len(flat_sources))]
-        if unconnected is UnconnectedGradients.ZERO:
-            out = [zeros(tuple(target.shape) + tuple(s.shape), dtype=s.dtype)
-                   if j is None else j for j, s in zip(out, flat_sources)]
-        return nest.pack_sequence_as(sources, out)
-
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True, mode="auto",
-                       chunk_size=None):
-        """Per-example Jacobians: result shape ``[b, y1..yn, x1..xm]``.
-
-        As in TensorFlow, entry ``[b, i, j]`` is the sum over the target's batch ``b'`` of
-        ``d target[b', i] / d source[b, j]``: example b's Jacobian where examples are
-        independent. Where sparsity detection sees that they are not (a mean over the batch,
-        BatchNorm in training) it warns (``BatchCouplingWarning``), and computes that sum in
-        reverse mode whatever ``mode`` says. An unconnected source gives zeros (as in
-        TensorFlow). ``mode`` and ``chunk_size`` as in ``jacobian``.
-
-        >>> import tapegrad as tf
-        >>> x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
-        >>> with tf.GradientTape() as g:
-        ...     g.watch(x)
-        ...     y = x * x
-        >>> g.batch_jacobian(y, x).numpy().tolist()
-        [[[2.0, 0.0], [0.0, 4.0]], [[6.0, 0.0], [0.0, 8.0]]]
-        """
-        from tapegrad.tape import jacobians
-        if not isinstance(target, Tensor):
-            raise TypeError(f"batch_jacobian: target must be a single Tensor or Variable, got "
-                            f"{target!r} of type {type(target).__name__}.")
-        if not isinstance(source, Tensor):
-            raise TypeError(f"batch_jacobian: source must be a single Tensor or Variable, got "
-                            f"{source!r} of type {type(source).__name__}.")
-        for x in (target, source):
-            if x.ndim < 2:  # TensorShape.with_rank_at_least(2)
-                raise ValueError(f"Shape {tuple(x.shape)} must have rank at least 2")
-        if target.shape[0] != source.shape[0]:
-            raise ValueError(f"Need first dimension of target shape ({tuple(target.shape)}) "
-                             f"and source shape ({tuple(source.shape)}) to match.")
-        mode = jacobians.check_mode(mode)
-        chunk_size = jacobians.check_chunk_size(chunk_size)
-        _unconnected(unconnected_gradients)
-        if not self._persistent:
-            # TensorFlow's loop runs its body once per row where it is not vectorized,
-            # or in groups of parallel_iterations: a non-persistent tape cannot
-            if experimental_use_pfor and parallel_iterations is not None:
-                raise RuntimeError("GradientTape must be created with persistent=True to "
-                                   "compute the batch_jacobian with parallel_iterations.")
-            if not experimental_use_pfor and not STATE.stack.tracers:
-                raise RuntimeError("GradientTape must be created with persistent=True to "
-                                   "compute the batch_jacobian with eager execution enabled "
-                                   "and with experimental_use_pfor set to False.")
-        entries, watched = self._begin_use()
-        if self._persistent:
-            target = self._resolve(target)
-
-        def compute():
-            if id(source) not in watched:  # never watched: unconnected
-                return None
-            return jacobians.tape_batch_jacobian(entries, target, source, mode=mode,
-                                                 chunk_size=chunk_size,
-                                                 loop=not experimental_use_pfor)
-        with _recording_derivatives(self._recorders_for_backward()):
-            j = compute()
-        if self._persistent:
-            self._remember(j, compute)
-        if j is None:  # TensorFlow returns zeros here whatever unconnected_gradients says
-            j = zeros(tuple(target.shape) + tuple(source.shape[1:]), dtype=target.dtype)
-        return j
-
-
-class _recording_derivatives:
-    """``recording(recs)`` for a derivative computation: each recorder in ``recs`` that
-    notes derivative code (``derivative_mark``: tapes) marks the entries it records meanwhile
-    as such (``tf.draw`` tells them apart)."""
-
-    __slots__ = ("swap", "marks")
-
-    def __init__(self, recs):
-        # the recorders already on the stack (an inner tape's gradient under its outer
-        # tapes, the nested-tape case): nothing to switch
-        st = STATE.stack
-        same = recs is st.recorders and len(recs) == len(st.interpreters)
-        self.swap = None if same else recording(recs)
-        self.marks = [(r, m) for r in recs if (m := r.derivative_mark()) is not None]
-
-    def __enter__(self):
-        if self.swap is not None:
-            self.swap.__enter__()
-
-    def __exit__(self, *exc):
-        if self.swap is not None:
-            self.swap.__exit__(*exc)
-        for r, mark in self.marks:
-            r.derivative_done(mark)
-        return False

@@ -19,7 +19,7 @@ from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.primitives.api import ones_like, zeros, zeros_like
 from tapegrad.tape.backward import backward
-from tapegrad.tape.gradient_tape import UnconnectedGradients, _unconnected
+from tapegrad.tape.tape_support import UnconnectedGradients, _unconnected
 from tapegrad.tape.jacobians import tape_jacobians
 from tapegrad.trace.tracer import GraphBuilder, SymbolicTensor
 
