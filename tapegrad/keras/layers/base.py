@@ -27,6 +27,8 @@ from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend, initializers, masking
 from tapegrad.keras.layers import tracking
 from tapegrad.keras.layers.input_spec import InputSpec, assert_input_compatibility
+from tapegrad.keras.layers.layer_serial import ConfigMethods
+from tapegrad.keras.layers.layer_weights import WeightMethods
 from tapegrad.train import checkpoint
 
 # Keras's call context: the ``training`` value of the outermost call that set one, seen by
@@ -58,7 +60,7 @@ def set_variable_path(v, path):
     _PATHS[key] = (weakref.ref(v, lambda _, key=key: _PATHS.pop(key, None)), path)
 
 
-class Layer(tf.Module):
+class Layer(WeightMethods, ConfigMethods, tf.Module):
     """The base class of layers: override ``build(input_shape)`` to create weights with
     ``add_weight`` and ``call(inputs, training=None)`` to compute."""
 
@@ -179,78 +181,6 @@ class Layer(tf.Module):
         return v
 
     add_variable = add_weight
-
-    @property
-    def trainable(self):
-        return self._trainable
-
-    @trainable.setter
-    def trainable(self, value):
-        value = bool(value)
-        object.__setattr__(self, "_trainable", value)
-        for v in self._trainable_variables:
-            v.trainable = value
-        for layer in self._layers:
-            layer.trainable = value
-
-    @property
-    def weights(self):
-        """Own weights (trainable, then non-trainable), then each sublayer's, each once."""
-        return list(tracking.weights(self))
-
-    variables = weights
-
-    @property
-    def trainable_weights(self):
-        if not self._trainable:
-            return []
-        return [v for v in tracking.weights(self) if v.trainable]
-
-    trainable_variables = trainable_weights
-
-    @property
-    def non_trainable_weights(self):
-        if not self._trainable:
-            return self.weights
-        return [v for v in tracking.weights(self) if not v.trainable]
-
-    non_trainable_variables = non_trainable_weights
-
-    @property
-    def submodules(self):
-        return tuple(self._flatten_layers(include_self=False))
-
-    def _flatten_layers(self, include_self=True):
-        out = [self] if include_self else []
-        for layer in self._layers:
-            out.extend(layer._flatten_layers())
-        return out
-
-    def get_weights(self):
-        """The values of ``weights`` as NumPy arrays."""
-        return [v.numpy() for v in self.weights]
-
-    def set_weights(self, weights):
-        """Set ``weights`` from NumPy arrays (same count, same shapes)."""
-        mine = self.weights
-        if len(mine) != len(weights):
-            raise ValueError(f"You called `set_weights(weights)` on layer '{self.name}' "
-                             f"with a weight list of length {len(weights)}, but the layer "
-                             f"was expecting {len(mine)} weights.")
-        for v, w in zip(mine, weights):
-            w = np.asarray(w)
-            if tuple(v.shape) != tuple(w.shape):
-                raise ValueError(f"Layer {self.name} weight shape {tuple(v.shape)} is not "
-                                 f"compatible with provided weight shape {tuple(w.shape)}.")
-        for v, w in zip(mine, weights):
-            v.assign(np.asarray(w, dtype=v.dtype))
-
-    def count_params(self):
-        if not self.built:
-            raise ValueError(f"You tried to call `count_params` on layer '{self.name}', "
-                             "but the layer isn't built. You can build it manually via: "
-                             f"`layer.build(input_shape)`.")
-        return int(sum(np.prod(v.shape, dtype=np.int64) for v in self.weights))
 
     @property
     def losses(self):
@@ -385,95 +315,6 @@ class Layer(tf.Module):
         for layer in self._flatten_layers():
             layer._losses.clear()
             _WITH_LOSSES.discard(layer)
-
-    def compute_output_shape(self, input_shape):
-        from tapegrad.keras.layers import symbolic
-        return symbolic.output_shape(self, input_shape)
-
-    def compute_output_spec(self, *args, **kwargs):
-        from tapegrad.keras.layers import symbolic
-        return symbolic.symbolic_call(self, args, kwargs, record=False)
-
-    # Keras's config leaves these constructor arguments out / lists these it does not
-    # take (keras/layer_config.py)
-    _config_omits = ()
-    _config_extra = {}
-
-    def get_config(self):
-        """The layer's configuration: every constructor argument, defaults included, in
-        Keras's form (``keras/layer_config.py``), with its name, ``trainable`` and dtype;
-        ``from_config`` makes the same layer again. A class outside tapegrad.keras that
-        writes its own ``get_config`` gets only the base keys here, as in Keras.
-
-        >>> from tapegrad import keras
-        >>> keras.layers.Dense(3).get_config()["kernel_initializer"]["class_name"]
-        'GlorotUniform'
-        """
-        base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
-        cls = type(self)
-        if cls.get_config is not Layer.get_config and not cls.__module__.startswith(
-                "tapegrad.keras"):
-            return base
-        from tapegrad.keras import layer_config
-        from tapegrad.keras.serialization import constructor_arguments
-        given = {k: layer_config.value(k, v) for k, v in constructor_arguments(self).items()}
-        return {**layer_config.defaults(cls), **given, **base}
-
-    @classmethod
-    def from_config(cls, config):
-        # Keras lists arguments tapegrad does not take (inert ones: keras/layer_config.py)
-        from tapegrad.keras.serialization import _known_arguments
-        return cls(**_known_arguments(cls, config))
-
-    def get_build_config(self):
-        """``{"input_shape": ...}`` of the build, or None before it (Keras's build config)."""
-        shape = self.__dict__.get("_build_input_shape")
-        if not self.built or shape is None:
-            return None
-        return {"input_shape": shape}
-
-    def build_from_config(self, config):
-        """Build as ``get_build_config`` says (a layer without a ``build`` of its own is
-        called once on a symbolic input of that shape)."""
-        shape = config.get("input_shape") if config else None
-        if shape is None or self.built:
-            return
-        from tapegrad.keras.layers import symbolic
-        shape = symbolic.saved_shape(shape)
-        if type(self).build is not Layer.build:
-            self.build(shape)
-            return
-        inputs = symbolic.symbolic_inputs(shape, self._dtype)
-        symbolic.symbolic_call(self, (inputs,), {}, record=False)
-
-    @property
-    def path(self):
-        return self.name
-
-    def _first_node(self, what):
-        nodes = self.__dict__.get("_inbound_nodes")
-        if not nodes:
-            raise ValueError(f"The layer {self.name} has never been called and thus has no "
-                             f"defined {what}.")
-        return nodes[0]
-
-    @property
-    def output(self):
-        """The output of the layer's first call on symbolic tensors (a ``KerasTensor``)."""
-        return self._first_node("output")[1]
-
-    @property
-    def input(self):
-        """The input of the layer's first call on symbolic tensors."""
-        node = self._first_node("input")[0]
-        return node.args[0] if node.args else next(iter(node.kwargs.values()))
-
-    @property
-    def metrics(self):
-        return []
-
-    def __repr__(self):
-        return f"<{self.__class__.__name__} name={self.name}, built={self.built}>"
 
 
 _MISSING = object()
