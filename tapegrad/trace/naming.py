@@ -28,6 +28,7 @@ from tapegrad.util.frames import PACKAGE_DIR, user_frame
 # Modules whose frames on the stack mean "a derivative pass is emitting this equation".
 _DERIVATIVE_FILES = tuple(os.path.join(PACKAGE_DIR, *p) for p in (
     ("tape", "backward.py"), ("tape", "forward_accumulator.py"), ("tape", "jacobians.py"),
+    ("tape", "batch_jacobian.py"),
     ("compile", "derivative_cache.py")))
 # The passes' frames read for names: (file, function) -> suffix of the (co)tangents
 _PASSES = {(os.path.join(PACKAGE_DIR, "tape", "backward.py"), "backward"): "_ct",
