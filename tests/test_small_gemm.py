@@ -1,5 +1,5 @@
 """Row-blocked GEMMs (``util/small_gemm.py``): a tall matrix times a small one runs as GEMMs of
-64 rows where NumPy's BLAS has a small-matrix path. The rule decides the bits, so eager
+a few rows (64, fewer for larger right matrices) where NumPy's BLAS has a small-matrix path. The rule decides the bits, so eager
 execution, generated code and the IR interpreter must take it alike, on both sides of every
 threshold of its cost model, with NaN, inf and -0.0, and for every layout."""
 import numpy as np
@@ -9,7 +9,7 @@ import tapegrad as tf
 from tapegrad.primitives import linalg
 from tapegrad.testing import assert_same_bits
 from tapegrad.util import small_gemm
-from tapegrad.util.small_gemm import ROW_BLOCK, blocked_shape, matmul_rows
+from tapegrad.util.small_gemm import blocked_shape, matmul_rows, row_block
 from test_codegen import interpret, trace
 
 
@@ -32,9 +32,12 @@ SHAPES = [
     ((244, 64, 64), False),   # 999,424: OpenBLAS's small path takes it whole
     ((8192, 16, 16), True),   # k*n = 256 = MIN_KN
     ((8192, 15, 17), False),  # 255: too little work a block
-    ((1000, 128, 64), True),  # k*n = 8192 = MAX_KN, k = MAX_SIDE
-    ((1000, 129, 63), False),  # k past MAX_SIDE
-    ((1000, 64, 129), False),  # n past MAX_SIDE
+    ((1000, 128, 64), True),  # blocks of 64 rows (64 * 8192 < SMALL_GEMM)
+    ((1000, 256, 64), True),  # blocks of 32 rows (64 * 16384 > SMALL_GEMM), a tail of 8
+    ((100, 1000, 125), True),  # k*n = 125,000: blocks of MIN_ROWS = 8 rows are small GEMMs
+    ((100, 1001, 125), False),  # 125,125: no block of 8 rows is
+    ((160, 1024, 32), True),  # k = MAX_K (blocks of 16 rows)
+    ((160, 1025, 32), False),  # k past MAX_K
     ((2048, 128, 64), True),  # m*k*n = 2^24 = MAX_WORK
     ((2049, 128, 64), False),  # past MAX_WORK: the GEMM keeps its BLAS threads
     ((1000, 33, 47), True),   # a tail of 1000 % 64 = 40 rows, odd k and n
@@ -54,12 +57,21 @@ def _operands(m, k, n, dtype, seed=0):
 
 
 def _by_blocks(a, b):
-    """The rule's numbers, written out: one GEMM per 64 rows and one for the tail."""
-    m = a.shape[0]
-    parts = [a[i:i + ROW_BLOCK] @ b for i in range(0, m - m % ROW_BLOCK, ROW_BLOCK)]
-    if m % ROW_BLOCK:
-        parts.append(a[m - m % ROW_BLOCK:] @ b)
+    """The rule's numbers, written out: one GEMM per block of rows and one for the tail."""
+    m, k = a.shape
+    rows = row_block(k, b.shape[1])
+    parts = [a[i:i + rows] @ b for i in range(0, m - m % rows, rows)]
+    if m % rows:
+        parts.append(a[m - m % rows:] @ b)
     return np.concatenate(parts)
+
+
+def _by_the_rules(a, b):
+    """The numbers of the rule that applies to 2-D ``a @ b`` (``b`` C-ordered), written out."""
+    m, k = a.shape
+    if small_gemm.inner_blocked(a, b):
+        return _by_inner_blocks(a, b)
+    return _by_blocks(a, b) if small_gemm.row_blocked(a, b) else a @ b
 
 
 @pytest.mark.parametrize("shape, blocked", SHAPES)
@@ -68,6 +80,22 @@ def test_the_cost_model_on_both_sides_of_each_threshold(shape, blocked, small_pa
     assert blocked_shape(*shape, np.float64) is blocked
     assert not blocked_shape(*shape, np.int64)  # floats only
     assert not blocked_shape(*shape, np.complex64)
+
+
+# the widest right matrix measured (``MAX_N``): float32 up to 1,024 columns, float64 up to 128
+WIDTHS = [((200, 64, 128), True, True), ((200, 64, 129), True, False),
+          ((20, 64, 1024), True, False), ((20, 64, 1025), False, False)]
+
+
+@pytest.mark.parametrize("shape, blocked32, blocked64", WIDTHS)
+def test_the_widest_right_matrix_of_each_dtype(shape, blocked32, blocked64, small_path):
+    assert blocked_shape(*shape, np.float32) is blocked32
+    assert blocked_shape(*shape, np.float64) is blocked64
+    for dtype in ("float32", "float64"):
+        a, b = _operands(*shape, dtype)
+        with np.errstate(invalid="ignore"):
+            want = _by_blocks(a, b) if blocked_shape(*shape, dtype) else a @ b
+            assert_same_bits(linalg.matmul_2d(a, b), want)
 
 
 def test_no_blocks_without_the_small_path(monkeypatch):
@@ -85,7 +113,8 @@ def test_eager_matmul_is_the_rule_written_out(shape, blocked, dtype, small_path)
     with np.errstate(invalid="ignore"):
         want = _by_blocks(a, b) if blocked else a @ b
         assert_same_bits(tf.matmul(a, b).numpy(), want)
-        assert_same_bits(matmul_rows(a, b), _by_blocks(a, b))
+        if row_block(shape[1], shape[2]) is not None:
+            assert_same_bits(matmul_rows(a, b), _by_blocks(a, b))
         out = np.empty_like(want)
         assert linalg.matmul_2d(a, b, out) is out
         assert_same_bits(out, want)
@@ -93,7 +122,7 @@ def test_eager_matmul_is_the_rule_written_out(shape, blocked, dtype, small_path)
         assert_same_bits(linalg.matmul_2d(np.asfortranarray(a), b), np.asfortranarray(a) @ b)
 
 
-@pytest.mark.parametrize("shape, blocked", SHAPES[:4] + SHAPES[-2:])
+@pytest.mark.parametrize("shape, blocked", SHAPES[:4] + SHAPES[5:6] + SHAPES[-2:])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_generated_code_and_interpreter_have_eager_bits(shape, blocked, dtype, small_path):
     """Forward and backward (g @ W.T, x.T @ g), of a new matmul result too (generated code
@@ -186,7 +215,7 @@ def test_inner_blocks_cost_model_on_both_sides_of_each_threshold(shape, blocked,
     assert small_gemm.inner_blocked_shape(*shape, np.float64) is blocked
     assert not small_gemm.inner_blocked_shape(*shape, np.int64)  # floats only
     assert not small_gemm.inner_blocked_shape(*shape, np.complex64)
-    assert not blocked_shape(*shape, np.float32)  # never both rules
+    assert not (blocked and blocked_shape(*shape, np.float32))  # never both rules
 
 
 def test_no_inner_blocks_without_the_small_path(monkeypatch):
@@ -212,7 +241,7 @@ def test_eager_inner_blocked_matmul_is_the_rule_written_out(shape, blocked, dtyp
         assert_same_bits(out, want)
         # a C-ordered left operand: blocks of columns, the same rule
         c = np.ascontiguousarray(a)
-        want_c = _by_inner_blocks(c, b) if blocked else c @ b
+        want_c = _by_inner_blocks(c, b) if blocked else _by_the_rules(c, b)
         assert_same_bits(linalg.matmul_2d(c, b), want_c)
         if blocked:
             assert_same_bits(small_gemm.matmul_inner(c, b), want_c)

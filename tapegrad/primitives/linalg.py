@@ -85,7 +85,7 @@ def matmul_2d(a, b, out=None):
       view and the same values in a new array must give the same bits;
     - a few rows times a large F-ordered matrix (``g @ W.T``): ``(W @ g.T).T``, in C order;
     - a small F-ordered right matrix: copied into C order first;
-    - a tall C-ordered matrix times a small one: GEMMs of 64 rows each, where NumPy's BLAS
+    - a tall C-ordered matrix times a small one: GEMMs of 8-64 rows each, where NumPy's BLAS
       has a faster path for small problems (``util/small_gemm.py``, its cost model);
     - a wide matrix times a tall one (``x.T @ g``, a weight gradient): GEMMs over blocks of
       the inner axis, summed in order, on that same path (``util/small_gemm.py``).

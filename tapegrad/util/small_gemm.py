@@ -1,7 +1,7 @@
-"""Row-blocked GEMMs: a tall matrix times a small one as GEMMs of ``ROW_BLOCK`` rows each,
-where NumPy's BLAS has a faster path for small problems; and inner-blocked GEMMs: a small
-result summed over a long inner axis (a dense layer's weight gradient ``x.T @ g``) as GEMMs
-of a few hundred inner indices each, summed.
+"""Row-blocked GEMMs: a tall matrix times a small one as GEMMs of a few rows each
+(``row_block``), where NumPy's BLAS has a faster path for small problems; and inner-blocked
+GEMMs: a small result summed over a long inner axis (a dense layer's weight gradient
+``x.T @ g``) as GEMMs of a few hundred inner indices each, summed.
 
 OpenBLAS (0.3.16 and later, x86-64 AVX-512 kernels: SkylakeX and later, which Zen 4 uses)
 runs a GEMM of at most ``SMALL_GEMM`` (10^6) multiply-adds on dedicated small-matrix kernels,
@@ -15,14 +15,26 @@ plain one): 2048x64x64 0.84 / 0.83, 512x64x64 0.76 / 0.84, 2048x32x32 0.69 / 0.7
 where a block holds little work the calls cost more than they save (2048x2x32 1.71 / 1.20,
 4096x4x4 1.04 / 1.46): hence ``MIN_KN``.
 
-The cost model (``row_blocked``): k * n in [``MIN_KN``, ``MAX_KN``] (a block of 64 rows is
-then a small problem), m * k * n above ``SMALL_GEMM`` (below it the whole GEMM is small
-already) and at most ``MAX_WORK`` (the small kernels run on one thread: a larger GEMM may
-gain more from OpenBLAS's threads on a quiet machine), float32 or float64 operands of one
-dtype, and only where NumPy's BLAS is OpenBLAS on an AVX-512 CPU (``HAS_SMALL_PATH``,
-decided once at import from NumPy's build configuration and CPU features, so the choice, and
-the bits, never depend on timing). Blocks start at row 0; the last ``m % 64`` rows are one
-more GEMM.
+Wider or deeper right matrices take blocks of fewer rows: ``row_block(k, n)`` is the largest
+power of two up to ``ROW_BLOCK`` (64) whose block is still a small GEMM
+(``rows * k * n <= SMALL_GEMM``), and at least ``MIN_ROWS`` (8: blocks of fewer rows than
+the kernels' own tiles lose). Measured on a grid of m 16-8,192 and k, n 16-1,024 (blocked
+over plain, one thread, CPU time, interleaved), float32: every shape the rule blocks gains,
+0.52-0.93 (1024x64x256 in blocks of 32: 0.87-0.91, 64x256x64: 0.82-0.85, 64x64x1024 in
+blocks of 8: 0.64, 512x256x256: 0.92, 256x128x512: 0.92); float64 gains as much where
+n <= 128 (0.63-0.98) but not for wider results (1024x32x512 in blocks of 32: 1.05,
+100x256x256: 1.00), hence ``MAX_N``.
+
+The cost model (``row_blocked``): a ``row_block`` exists (k * n at most
+``SMALL_GEMM / MIN_ROWS``), k * n at least ``MIN_KN``, k at most ``MAX_K`` and n at most
+``MAX_N`` of the dtype (the measured range), m * k * n above ``SMALL_GEMM`` (below it the
+whole GEMM is small already) and at most ``MAX_WORK`` (the small kernels run on one thread:
+a larger GEMM may gain more from OpenBLAS's threads on a quiet machine), float32 or float64
+operands of one dtype, not a shape the inner blocks take (``inner_blocked_shape`` decides
+those: the two rules never both apply), and only where NumPy's BLAS is OpenBLAS on an
+AVX-512 CPU (``HAS_SMALL_PATH``, decided once at import from NumPy's build configuration
+and CPU features, so the choice, and the bits, never depend on timing). Blocks start at
+row 0; the last ``m % rows`` rows are one more GEMM.
 
 The bits: the small kernels round some shapes differently from the general path (about 1 in
 5 random shapes differ in a last bit), and a row's result depends on the block it is in. So
@@ -57,11 +69,13 @@ True
 """
 import numpy as np
 
-ROW_BLOCK = 64           # rows per GEMM
+ROW_BLOCK = 64           # rows per GEMM at most
+MIN_ROWS = 8             # rows per GEMM at least
 SMALL_GEMM = 10 ** 6     # OpenBLAS's small-matrix limit, in multiply-adds (m * n * k)
 MIN_KN = 256             # k * n: less work a block and the calls cost more than they save
-MAX_KN = 8192            # k * n: at most 64 * 8192 (< SMALL_GEMM) multiply-adds a block
-MAX_SIDE = 128           # k and n each (measured up to 128)
+MAX_K = 1024             # k (measured up to 1,024)
+MAX_N = {np.dtype(np.float32): 1024, np.dtype(np.float64): 128}  # n: measured up to 1,024;
+#                          wider float64 results gain little or lose
 MAX_WORK = 1 << 24       # m * k * n: larger GEMMs keep their BLAS threads
 MIN_MN = 1024            # m * n of an inner-blocked GEMM: smaller results lose (16 x 16)
 MAX_MN = 4096            # m * n: larger results lose (128 x 128)
@@ -84,6 +98,22 @@ def _has_small_path():
 HAS_SMALL_PATH = _has_small_path()
 
 
+def row_block(k, n):
+    """Rows per GEMM of a row-blocked ``(m, k) @ (k, n)``: the largest power of two up to
+    ``ROW_BLOCK`` whose GEMM is small (``rows * k * n <= SMALL_GEMM``), or None where even
+    ``MIN_ROWS`` rows are not.
+
+    >>> row_block(64, 64), row_block(64, 256), row_block(256, 256), row_block(512, 512)
+    (64, 32, 8, None)
+    """
+    rows = ROW_BLOCK
+    while rows * k * n > SMALL_GEMM:
+        if rows == MIN_ROWS:
+            return None
+        rows //= 2
+    return rows
+
+
 def blocked_shape(m, k, n, dtype):
     """Whether a 2-D ``(m, k) @ (k, n)`` GEMM of ``dtype`` runs in row blocks (the shapes and
     dtype alone; ``row_blocked`` adds the layout).
@@ -93,8 +123,10 @@ def blocked_shape(m, k, n, dtype):
     >>> blocked_shape(128, 64, 64, np.float32)  # 0.5 M multiply-adds: small already
     False
     """
-    return (HAS_SMALL_PATH and MIN_KN <= k * n <= MAX_KN and k <= MAX_SIDE and n <= MAX_SIDE
-            and SMALL_GEMM < m * k * n <= MAX_WORK and np.dtype(dtype) in _DTYPES)
+    dtype = np.dtype(dtype)
+    return (HAS_SMALL_PATH and dtype in _DTYPES and MIN_KN <= k * n and k <= MAX_K
+            and n <= MAX_N[dtype] and SMALL_GEMM < m * k * n <= MAX_WORK
+            and row_block(k, n) is not None and not inner_blocked_shape(m, k, n, dtype))
 
 
 def row_blocked(a, b):
@@ -106,16 +138,17 @@ def row_blocked(a, b):
 
 
 def matmul_rows(a, b, out=None):
-    """``a @ b`` as stacked GEMMs of ``ROW_BLOCK`` rows (a C-contiguous, 2-D), into ``out``
-    (a C-contiguous array of the result's shape) where given."""
+    """``a @ b`` as stacked GEMMs of ``row_block(k, n)`` rows (a C-contiguous, 2-D), into
+    ``out`` (a C-contiguous array of the result's shape) where given."""
     m, k = a.shape
     n = b.shape[1]
     if out is None:
         out = np.empty((m, n), np.result_type(a.dtype, b.dtype))
-    m0 = m - m % ROW_BLOCK
+    rows = row_block(k, n)
+    m0 = m - m % rows
     if m0:
-        np.matmul(a[:m0].reshape(m0 // ROW_BLOCK, ROW_BLOCK, k), b,
-                  out=out[:m0].reshape(m0 // ROW_BLOCK, ROW_BLOCK, n))
+        np.matmul(a[:m0].reshape(m0 // rows, rows, k), b,
+                  out=out[:m0].reshape(m0 // rows, rows, n))
     if m0 < m:
         np.matmul(a[m0:], b, out=out[m0:])
     return out
