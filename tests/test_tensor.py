@@ -15,7 +15,7 @@ def test_numpy_shape_dtype_ndim_len():
     t = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     assert isinstance(t.numpy(), np.ndarray)
     np.testing.assert_array_equal(t.numpy(), [[1, 2, 3], [4, 5, 6]])
-    assert t.shape == (2, 3) and type(t.shape) is tuple
+    assert t.shape == (2, 3) and type(t.shape) is tf.TensorShape and isinstance(t.shape, tuple)
     assert t.dtype == tf.float32 and t.ndim == 2 and len(t) == 2
     s = tf.constant(5.0)
     assert s.shape == () and s.ndim == 0

@@ -12,11 +12,13 @@ import warnings
 
 
 from tapegrad.primitives.api import broadcast_to, convert_to_tensor, expand_dims, stack, transpose
+from tapegrad.core.shape import TensorShape
 from tapegrad.core.state import IDLE, STATE, Interpreter, switch
 from tapegrad.core.tensor import Tensor
 from tapegrad.util.frames import user_frame
 
 _new = object.__new__
+_tnew = tuple.__new__
 
 
 class BatchedTensor(Tensor):
@@ -32,9 +34,11 @@ class BatchedTensor(Tensor):
     def __init__(self, val, level):
         self._val = val
         self._level = level
-        self.shape = tuple(val.shape[1:])
+        self.shape = _tnew(TensorShape, val.shape[1:])
         self.dtype = val.dtype
         self.ndim = len(self.shape)
+
+    _raw_shape = property(lambda self: self.shape)
 
     def numpy(self):
         raise TypeError("A value inside vmap/vectorized_map has no single concrete value; "
@@ -59,7 +63,7 @@ def _batched(val, level):
     b._val = val
     b._level = level
     shape = val.shape
-    b.shape = shape[1:]
+    b.shape = _tnew(TensorShape, shape[1:])
     b.dtype = val.dtype
     b.ndim = len(shape) - 1
     return b
@@ -128,8 +132,8 @@ class Batcher(Interpreter):
         b = _new(BatchedTensor)  # _batched(out, level), inlined: this runs for every operation
         b._val = out
         b._level = level
-        shape = out.shape
-        b.shape = shape[1:]
+        shape = out._raw_shape
+        b.shape = _tnew(TensorShape, shape[1:])
         b.dtype = out.dtype
         b.ndim = len(shape) - 1
         return b

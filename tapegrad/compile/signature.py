@@ -9,6 +9,7 @@ shapes; a ``None`` dimension in an ``input_signature`` says which shapes are acc
 import numpy as np
 
 from tapegrad.core import dtypes as _dt
+from tapegrad.core.shape import from_tuple
 from tapegrad.core.tensor import Tensor, Variable, convert_to_tensor
 from tapegrad.util.keys import exact
 
@@ -35,6 +36,7 @@ class TensorSpec:
                                 f"{shape!r}") from None
             if any(s is not None and s < 0 for s in shape):
                 raise ValueError(f"TensorSpec: dimensions must be >= 0 or None, got {shape}")
+            shape = from_tuple(shape)  # a TensorShape (a tuple), as TensorFlow's spec.shape
         self.shape = shape
         self.dtype = _dt.as_dtype(dtype)
         self.name = name
@@ -87,7 +89,7 @@ def walk(x, leaves):
     t = type(x)
     if t is Tensor or t is np.ndarray:
         leaves.append((TENSOR, x))
-        return (x.shape, x.dtype)
+        return (x.shape if t is np.ndarray else x._value.shape, x.dtype)
     if isinstance(x, Variable):
         leaves.append((VARIABLE, x))
         return ("var", tuple(x.shape), x.dtype)

@@ -12,7 +12,10 @@ import numpy as np
 
 from tapegrad.core import dtypes as _dt
 from tapegrad.core import hooks
+from tapegrad.core.shape import TensorShape
 from tapegrad.core.state import STATE
+
+_tnew = tuple.__new__
 
 
 class Tensor:
@@ -40,6 +43,13 @@ class Tensor:
     # -- array facts -------------------------------------------------------------------
     @property
     def shape(self):
+        # a TensorShape (a tuple); internal hot paths read self._value.shape instead
+        return _tnew(TensorShape, self._value.shape)
+
+    @property
+    def _raw_shape(self):
+        """The shape as a plain tuple, for internal hot paths (``shape`` builds a
+        ``TensorShape``, and its ``==`` is Python code)."""
         return self._value.shape
 
     @property
@@ -127,6 +137,12 @@ class Tensor:
 
     def __deepcopy__(self, memo):
         return self
+
+
+def raw_shape(x):
+    """``x.shape`` as a plain tuple: a tensor's without building its ``TensorShape``
+    (derivative rules get tensors or NumPy arrays)."""
+    return x._raw_shape if isinstance(x, Tensor) else x.shape
 
 
 _new = object.__new__

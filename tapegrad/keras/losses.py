@@ -174,7 +174,8 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
         sw = _as(sample_weight, values.dtype.name)
         values, sw = squeeze_or_expand_to_same_rank(values, sw)
         values = values * sw
-    if reduction in (None, "none") or values.ndim == 0 or tuple(values.shape) == (0,):
+    shape = tuple(values._raw_shape) if isinstance(values, tf.Tensor) else tuple(values.shape)
+    if reduction in (None, "none") or values.ndim == 0 or shape == (0,):
         return values
     loss = tf.reduce_sum(values)
     if reduction == "sum":
@@ -182,7 +183,7 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
         divisor = tf.reduce_sum(_as(sample_weight, values.dtype.name))
         return tf.math.divide_no_nan(loss, divisor)
-    count = math.prod(values.shape)
+    count = math.prod(shape)
     if type(count) is int and count > 0:
         # a known, nonzero count: a plain division (what divide_no_nan computes then), with
         # no new constant per call, so the tapes of a training loop stay alike

@@ -168,7 +168,7 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
     >>> import tapegrad as tf
     >>> x = tf.ones((1, 5, 5, 1)); w = tf.ones((3, 3, 1, 2))
     >>> tf.nn.convolution(x, w, padding="SAME").shape
-    (1, 5, 5, 2)
+    TensorShape([1, 5, 5, 2])
     """
     w = tensor(filters)
     d = w.ndim - 2
@@ -188,7 +188,7 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
 
     >>> import tapegrad as tf
     >>> tf.nn.conv1d(tf.ones((1, 5, 2)), tf.ones((3, 2, 4)), 1, "VALID").shape
-    (1, 3, 4)
+    TensorShape([1, 3, 4])
     """
     return _conv(input, filters, 1, stride, padding, data_format, dilations, "conv1d")
 
@@ -198,7 +198,7 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
 
     >>> import tapegrad as tf
     >>> tf.nn.conv2d(tf.ones((1, 6, 6, 1)), tf.ones((3, 3, 1, 4)), 2, "SAME").shape
-    (1, 3, 3, 4)
+    TensorShape([1, 3, 3, 4])
     """
     return _conv(input, filters, 2, strides, padding, data_format, dilations, "conv2d")
 
@@ -208,7 +208,7 @@ def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None
 
     >>> import tapegrad as tf
     >>> tf.nn.conv3d(tf.ones((1, 4, 4, 4, 1)), tf.ones((2, 2, 2, 1, 3)), [1] * 5, "VALID").shape
-    (1, 3, 3, 3, 3)
+    TensorShape([1, 3, 3, 3, 3])
     """
     return _conv(input, filters, 3, strides, padding, data_format, dilations, "conv3d",
                  lists_only=True)
@@ -223,7 +223,7 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     >>> import tapegrad as tf
     >>> tf.nn.depthwise_conv2d(tf.ones((1, 5, 5, 3)), tf.ones((3, 3, 3, 2)), [1, 1, 1, 1],
     ...                        "VALID").shape
-    (1, 3, 3, 6)
+    TensorShape([1, 3, 3, 6])
     """
     fn = "depthwise_conv2d"
     cf = _channels_first(data_format, 2, fn)
@@ -250,7 +250,7 @@ def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding
     >>> import tapegrad as tf
     >>> tf.nn.separable_conv2d(tf.ones((1, 5, 5, 3)), tf.ones((3, 3, 3, 2)),
     ...                        tf.ones((1, 1, 6, 4)), [1, 1, 1, 1], "VALID").shape
-    (1, 3, 3, 4)
+    TensorShape([1, 3, 3, 4])
     """
     p = tensor(pointwise_filter)
     if p.ndim != 4:
@@ -311,7 +311,7 @@ def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data
 
     >>> import tapegrad as tf
     >>> tf.nn.conv1d_transpose(tf.ones((1, 3, 4)), tf.ones((3, 2, 4)), [1, 6, 2], 2).shape
-    (1, 6, 2)
+    TensorShape([1, 6, 2])
     """
     return _conv_transpose(input, filters, output_shape, 1, strides, padding, data_format,
                            dilations, "conv1d_transpose")
@@ -324,7 +324,7 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
     >>> import tapegrad as tf
     >>> tf.nn.conv2d_transpose(tf.ones((1, 3, 3, 4)), tf.ones((3, 3, 2, 4)), [1, 6, 6, 2],
     ...                        2).shape
-    (1, 6, 6, 2)
+    TensorShape([1, 6, 6, 2])
     """
     return _conv_transpose(input, filters, output_shape, 2, strides, padding, data_format,
                            dilations, "conv2d_transpose")
@@ -337,7 +337,7 @@ def conv3d_transpose(input, filters, output_shape, strides, padding="SAME",
     >>> import tapegrad as tf
     >>> tf.nn.conv3d_transpose(tf.ones((1, 2, 2, 2, 4)), tf.ones((2, 2, 2, 1, 4)),
     ...                        [1, 4, 4, 4, 1], 2).shape
-    (1, 4, 4, 4, 1)
+    TensorShape([1, 4, 4, 4, 1])
     """
     return _conv_transpose(input, filters, output_shape, 3, strides, padding, data_format,
                            dilations, "conv3d_transpose")

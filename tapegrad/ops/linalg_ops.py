@@ -58,7 +58,7 @@ def matrix_transpose(a, name=None, conjugate=False):
 
     >>> import tapegrad as tf
     >>> tf.linalg.matrix_transpose([[1.0, 2.0]]).shape
-    (2, 1)
+    TensorShape([2, 1])
     """
     x = _tensor(a)
     if x.ndim < 2:
@@ -155,7 +155,7 @@ def tensordot(a, b, axes, name=None):
 
     >>> import tapegrad as tf
     >>> tf.tensordot(tf.ones([2, 3]), tf.ones([3, 4]), axes=1).shape
-    (2, 4)
+    TensorShape([2, 4])
     """
     a, b = binary(a, b)
     if isinstance(axes, Tensor):
@@ -237,7 +237,7 @@ def einsum(equation, *inputs, **kwargs):
 
     >>> import tapegrad as tf
     >>> tf.einsum('ij,jk->ik', tf.ones([2, 3]), tf.ones([3, 4])).shape
-    (2, 4)
+    TensorShape([2, 4])
     >>> tf.einsum('ii->i', [[1.0, 2.0], [3.0, 4.0]]).numpy().tolist()
     [1.0, 4.0]
     """

@@ -76,7 +76,7 @@ def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
 
     >>> import tapegrad as tf
     >>> tf.nn.max_pool2d(tf.ones((1, 5, 5, 3)), 2, 2, "SAME").shape
-    (1, 3, 3, 3)
+    TensorShape([1, 3, 3, 3])
     """
     return _pool(pooling.max_pool_p, input, ksize, strides, padding, data_format, 2, "max_pool2d")
 
@@ -134,7 +134,7 @@ def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_
 
     >>> import tapegrad as tf
     >>> tf.nn.pool(tf.ones((1, 4, 4, 1)), [2, 2], "AVG", strides=[2, 2]).shape
-    (1, 2, 2, 1)
+    TensorShape([1, 2, 2, 1])
     >>> x = tf.reshape(tf.range(6.0), (1, 6, 1))
     >>> tf.nn.pool(x, [2], "MAX", dilations=[3]).numpy().ravel()
     array([3., 4., 5.], dtype=float32)

@@ -197,7 +197,7 @@ def get_global_generator():
 
     >>> import tapegrad as tf
     >>> tf.random.get_global_generator().normal([2]).shape
-    (2,)
+    TensorShape([2])
     """
     if not _GLOBAL:
         _GLOBAL.append(Generator.from_non_deterministic_state())

@@ -33,7 +33,7 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None)
 
     >>> import tapegrad as tf
     >>> tf.random.normal([2, 3]).shape
-    (2, 3)
+    TensorShape([2, 3])
     """
     return bind(_random.random_normal_p, shape=static_shape(shape), dtype=_dt.as_dtype(dtype).name,
                 mean=float(mean), stddev=float(stddev),

@@ -82,8 +82,9 @@ def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
 
 def _count(x, ax):
     n = 1
+    shape = x._raw_shape  # x is a tensor (a TensorShape's [a] is Python code)
     for a in ax:
-        n *= x.shape[a]
+        n *= shape[a]
     return n
 
 

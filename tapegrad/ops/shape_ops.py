@@ -38,7 +38,7 @@ def cast(x, dtype, name=None):
 def identity(input, name=None):
     """The same values (recorded, so a tape sees a new tensor)."""
     x = tensor(input)
-    return bind(shape_prims.reshape_p, x, shape=tuple(x.shape))
+    return bind(shape_prims.reshape_p, x, shape=tuple(x._raw_shape))
 
 
 def stop_gradient(input, name=None):
@@ -59,7 +59,7 @@ def reshape(tensor_, shape, name=None):
 
     >>> import tapegrad as tf
     >>> tf.reshape(tf.range(6), [2, -1]).shape
-    (2, 3)
+    TensorShape([2, 3])
     """
     x = tensor(tensor_)
     shape = static_shape(shape)
@@ -178,7 +178,7 @@ def stack(values, axis=0, name=None):
 
     >>> import tapegrad as tf
     >>> tf.stack([1.0, 2.0]).shape
-    (2,)
+    TensorShape([2])
     """
     xs = _tensors_like(values)
     if not xs:

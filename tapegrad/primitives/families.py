@@ -13,6 +13,7 @@ import numpy as np
 
 from tapegrad.primitives.api import reduce_sum, reshape
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
+from tapegrad.core.tensor import raw_shape
 from tapegrad.util import buffers
 from tapegrad.util.rows import EAGER_K, EAGER_ROWS, merge_factor, tile_rows
 
@@ -242,13 +243,13 @@ def unbroadcast(ct, shape):
     """Sum a cotangent down to ``shape``: the one place where broadcasting is undone."""
     if ct is None:
         return None
-    cshape = tuple(ct.shape)
+    cshape = tuple(raw_shape(ct))
     shape = tuple(shape)
     if cshape == shape:
         return ct
     axes = summed_axes(cshape, shape)
     if axes:
         ct = reduce_sum(ct, axis=axes, keepdims=False)
-    if tuple(ct.shape) != shape:
+    if tuple(raw_shape(ct)) != shape:
         ct = reshape(ct, shape)
     return ct

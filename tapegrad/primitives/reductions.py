@@ -10,6 +10,7 @@ import numpy as np
 from tapegrad.primitives.api import (broadcast_to, cast, cumsum, equal, pad, reduce_sum, reshape,
     transpose, zeros_like)
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
+from tapegrad.core.tensor import raw_shape
 from tapegrad.primitives import identities
 from tapegrad.primitives.params import check_axes, check_axis, check_bool, check_dtype, fail
 from tapegrad.primitives.families import nondiff, xp
@@ -21,9 +22,10 @@ def _keep_shape(shape, axis):
 
 def _expand(g, x, axis, keepdims):
     """Broadcast a reduced cotangent ``g`` back to the shape of ``x``."""
+    shape = raw_shape(x)
     if not keepdims:
-        g = reshape(g, _keep_shape(x.shape, axis))
-    return broadcast_to(g, x.shape)
+        g = reshape(g, _keep_shape(shape, axis))
+    return broadcast_to(g, shape)
 
 
 def _reduction_abstract(x, *, axis, keepdims):

@@ -12,7 +12,7 @@
 >>> with tf.GradientTape() as tape:
 ...     y = tf.reduce_sum(m(x))
 >>> tape.gradient(y, m.variables[0]).shape      # differentiable, variables restored
-(2, 1)
+TensorShape([2, 1])
 
 Format, version 1 (also in ``docs/saved_format.md``)
 ----------------------------------------------------

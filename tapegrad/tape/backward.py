@@ -87,8 +87,8 @@ def backward(entries, target_cts, source_ids, live=None, consumed=False):
                     continue
                 if raw and isinstance(c, Tensor):
                     c = c._value
-                shape = xs[i].shape
-                if c.shape != shape:
+                shape = xs[i].shape if raw else xs[i]._raw_shape
+                if (c.shape if raw else c._raw_shape) != shape:
                     c = debroadcast(c, shape)
                 prev = get(ia)
                 cts[ia] = c if prev is None else prev + c

@@ -33,7 +33,7 @@ def _ones_like(t):
     """The cotangent of a target when none is given (ones); scalar ones are shared
     (tensors are immutable), and a real one is the unit that derivative rules' products
     skip (``api.times``)."""
-    if t.shape == ():
+    if t.ndim == 0:
         dtype = t.dtype
         if dtype.kind == "f":
             one = UNITS.get(dtype)

@@ -29,6 +29,7 @@ import re
 import numpy as np
 
 from tapegrad.core.dispatch import _op_error
+from tapegrad.core.shape import TensorShape
 from tapegrad.core.state import STATE, Interpreter, interpreters, recording
 from tapegrad.core.tensor import Tensor
 from tapegrad.ir.core import Const, Equation, NameGen, Program, Var, make_params
@@ -39,6 +40,7 @@ from tapegrad.util.frames import user_frame
 
 # Names an argument of generated code must not take: keywords, NumPy, builtins, and the
 # helpers of codegen's faster forms (trace/codegen.py).
+_tnew = tuple.__new__
 _RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "frozen", "recycled"}
 
 
@@ -67,7 +69,8 @@ class SymbolicTensor(Tensor):
         # with symbolic sizes (trace/symbolic.py) the shape holds SymInts; the Var never
         self._shape = var.shape if shape is None else shape
 
-    shape = property(lambda self: self._shape)
+    shape = property(lambda self: _tnew(TensorShape, self._shape))  # internal code: _raw_shape
+    _raw_shape = property(lambda self: self._shape)
     dtype = property(lambda self: self._var.dtype)
     ndim = property(lambda self: len(self._var.shape))
 

@@ -121,7 +121,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
         tape, out, trees, leaves = _record(f, args, kwargs, nums, "grad")
         y, aux = _split_aux(out, has_aux, "grad")
         y = _as_tensor(y)
-        if y.shape != ():
+        if y.ndim != 0:
             raise TypeError(f"Gradient only defined for scalar-output functions. Output had "
                             f"shape: {tuple(y.shape)}.")
         if y.dtype.kind not in "fc":

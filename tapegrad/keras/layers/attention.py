@@ -7,7 +7,7 @@ weights (``query``, ``key``, ``value`` and ``attention_output`` sublayers, kerne
 >>> mha = keras.layers.MultiHeadAttention(num_heads=2, key_dim=3)
 >>> out, scores = mha(np.ones((1, 4, 5)), np.ones((1, 6, 7)), return_attention_scores=True)
 >>> out.shape, scores.shape
-((1, 4, 5), (1, 2, 4, 6))
+(TensorShape([1, 4, 5]), TensorShape([1, 2, 4, 6]))
 """
 import math
 

@@ -14,7 +14,7 @@ then non-trainable) followed by its sublayers'.
 ...         return x * self.w
 >>> layer = Scale()
 >>> layer(np.ones((2, 3))).shape, [w.name for w in layer.weights]
-((2, 3), ['w'])
+(TensorShape([2, 3]), ['w'])
 """
 import inspect
 import threading

@@ -7,7 +7,7 @@ output sizes. ``data_format='channels_first'`` takes ``(batch, channels, ...)`` 
 >>> from tapegrad import keras
 >>> conv = keras.layers.Conv2D(4, 3, padding="same", activation="relu")
 >>> conv(np.ones((2, 8, 8, 3))).shape, conv.kernel.shape
-((2, 8, 8, 4), (3, 3, 3, 4))
+(TensorShape([2, 8, 8, 4]), TensorShape([3, 3, 3, 4]))
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import activations, backend, initializers, ops

@@ -5,7 +5,7 @@
 >>> from tapegrad import keras
 >>> layer = keras.layers.Dense(4, activation="relu")
 >>> layer(np.ones((2, 3))).shape, [w.shape for w in layer.weights]
-((2, 4), [(3, 4), (4,)])
+(TensorShape([2, 4]), [TensorShape([3, 4]), TensorShape([4])])
 """
 import math
 

@@ -7,7 +7,7 @@ value), with optional ``mask=[query_mask, value_mask]``, ``use_causal_mask`` and
 >>> from tapegrad import keras
 >>> q, v = np.ones((2, 3, 4), "float32"), np.ones((2, 5, 4), "float32")
 >>> keras.layers.Attention()([q, v]).shape
-(2, 3, 4)
+TensorShape([2, 3, 4])
 """
 import numpy as np
 

@@ -14,7 +14,7 @@ the exact derivative of the output with respect to the images.
 >>> rotate = keras.layers.RandomRotation(0.1, seed=1)
 >>> images = np.ones((2, 8, 8, 3), "float32")
 >>> rotate(images).shape, bool((rotate(images, training=False).numpy() == images).all())
-((2, 8, 8, 3), True)
+(TensorShape([2, 8, 8, 3]), True)
 """
 import numpy as np
 

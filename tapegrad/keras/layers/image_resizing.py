@@ -5,9 +5,9 @@ padding to the target's aspect ratio first), ``CenterCrop`` and ``RandomCrop``.
 >>> from tapegrad import keras
 >>> images = np.zeros((2, 6, 8, 3), "float32")
 >>> keras.layers.Resizing(3, 3, crop_to_aspect_ratio=True)(images).shape
-(2, 3, 3, 3)
+TensorShape([2, 3, 3, 3])
 >>> keras.layers.CenterCrop(4, 4)(images).shape, keras.layers.RandomCrop(4, 4)(images).shape
-((2, 4, 4, 3), (2, 4, 4, 3))
+(TensorShape([2, 4, 4, 3]), TensorShape([2, 4, 4, 3]))
 """
 import numpy as np
 

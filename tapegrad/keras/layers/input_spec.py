@@ -26,7 +26,8 @@ class InputSpec:
         """Whether ``x`` has the shape and dtype of the last input this spec accepted, the
         spec unchanged since (its ``axes`` compared by value: a dict can change in place)."""
         acc = self._accepted
-        return acc is not None and acc[0] == x.shape and acc[1] == x.dtype \
+        # x is a tf.Tensor (see below): its raw shape, a tuple, compares fastest
+        return acc is not None and acc[0] == x._value.shape and acc[1] == x.dtype \
             and acc[2] == self.axes
 
     def __repr__(self):
@@ -44,7 +45,7 @@ def _head(i, spec, layer_name):
 
 def assert_input_compatibility(input_spec, inputs, layer_name):
     """Raise Keras's ValueError when ``inputs`` do not fit ``input_spec``."""
-    if type(input_spec) is InputSpec and hasattr(inputs, "shape"):
+    if type(input_spec) is InputSpec and (type(inputs) is tf.Tensor or hasattr(inputs, "shape")):
         # one spec, one tensor: no flattening; the shape and dtype of the previous call
         # (a training loop's): nothing to check again
         if type(inputs) is tf.Tensor and input_spec.accepts_again(inputs):
@@ -88,4 +89,4 @@ def assert_input_compatibility(input_spec, inputs, layer_name):
                     raise ValueError(_head(i, spec, layer_name)
                                      + f"expected shape={spec.shape}, found shape={shape}")
     if type(input_spec) is InputSpec and type(inputs) is tf.Tensor:
-        input_spec._accepted = (inputs.shape, inputs.dtype, dict(input_spec.axes))
+        input_spec._accepted = (inputs._value.shape, inputs.dtype, dict(input_spec.axes))

@@ -4,7 +4,7 @@
 >>> import numpy as np
 >>> from tapegrad import keras
 >>> keras.layers.Concatenate()([np.ones((2, 1)), np.zeros((2, 2))]).shape
-(2, 3)
+TensorShape([2, 3])
 """
 import functools
 

@@ -3,7 +3,7 @@
 >>> import numpy as np
 >>> from tapegrad import keras
 >>> keras.layers.Cropping2D(((1, 0), (0, 2)))(np.ones((1, 4, 5, 3))).shape
-(1, 3, 3, 3)
+TensorShape([1, 3, 3, 3])
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend

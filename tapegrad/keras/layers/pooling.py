@@ -4,9 +4,9 @@
 >>> import numpy as np
 >>> from tapegrad import keras
 >>> keras.layers.GlobalAveragePooling2D()(np.ones((2, 3, 3, 4))).shape
-(2, 4)
+TensorShape([2, 4])
 >>> keras.layers.MaxPooling2D()(np.ones((2, 4, 5, 3))).shape
-(2, 2, 2, 3)
+TensorShape([2, 2, 2, 3])
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend

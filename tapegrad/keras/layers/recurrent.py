@@ -12,7 +12,7 @@ layer runs (eagerly, or in a trace with a fixed sequence length).
 >>> import numpy as np
 >>> from tapegrad import keras
 >>> keras.layers.LSTM(4, return_sequences=True)(np.ones((2, 3, 5))).shape
-(2, 3, 4)
+TensorShape([2, 3, 4])
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras.layers.base import Layer, set_variable_path, variable_path
@@ -41,7 +41,7 @@ class RNN(Layer):
     >>> from tapegrad import keras
     >>> layer = keras.layers.RNN([keras.layers.LSTMCell(4), keras.layers.GRUCell(2)])
     >>> layer(np.ones((3, 5, 6), np.float32)).shape
-    (3, 2)
+    TensorShape([3, 2])
     """
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,

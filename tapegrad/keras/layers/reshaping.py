@@ -4,7 +4,7 @@
 >>> import numpy as np
 >>> from tapegrad import keras
 >>> keras.layers.UpSampling2D()(np.ones((1, 2, 3, 4))).shape
-(1, 4, 6, 4)
+TensorShape([1, 4, 6, 4])
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend

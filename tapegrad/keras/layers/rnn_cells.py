@@ -14,7 +14,7 @@ when the call starts and cleared when it ends), as Keras does; with ``recurrent_
 >>> cell = keras.layers.LSTMCell(3)
 >>> out, (h, c) = cell(np.ones((2, 5), np.float32), [np.zeros((2, 3), np.float32)] * 2)
 >>> out.shape, c.shape
-((2, 3), (2, 3))
+(TensorShape([2, 3]), TensorShape([2, 3]))
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import activations, initializers

@@ -11,7 +11,7 @@ Keras's shape ``kernel_size + (channels, depth_multiplier)``; output channel
 >>> from tapegrad import keras
 >>> layer = keras.layers.SeparableConv2D(8, 3, padding="same", depth_multiplier=2)
 >>> layer(np.ones((1, 6, 6, 3))).shape, [tuple(w.shape) for w in layer.weights]
-((1, 6, 6, 8), [(3, 3, 3, 2), (1, 1, 6, 8), (8,)])
+(TensorShape([1, 6, 6, 8]), [(3, 3, 3, 2), (1, 1, 6, 8), (8,)])
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import activations, backend, initializers
@@ -121,7 +121,7 @@ class DepthwiseConv2D(_DepthwiseConv):
     >>> import numpy as np
     >>> from tapegrad import keras
     >>> keras.layers.DepthwiseConv2D(3, depth_multiplier=2)(np.ones((1, 5, 5, 3))).shape
-    (1, 3, 3, 6)
+    TensorShape([1, 3, 3, 6])
     """
     rank = 2
 

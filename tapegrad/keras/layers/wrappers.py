@@ -8,7 +8,7 @@ the batch, and a ``Dense`` gives each step's own matrix product.
 >>> from tapegrad import keras
 >>> layer = keras.layers.TimeDistributed(keras.layers.Dense(2, kernel_initializer="ones"))
 >>> layer(np.ones((4, 3, 5), "float32")).shape
-(4, 3, 2)
+TensorShape([4, 3, 2])
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras.layers.base import Layer, _call_facts

@@ -7,7 +7,7 @@
 >>> h = keras.layers.Dense(4, activation="relu")(x)
 >>> model = keras.Model(x, keras.layers.Dense(1)(h))
 >>> model(np.ones((2, 3))).shape, len(model.layers)
-((2, 1), 3)
+(TensorShape([2, 1]), 3)
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras.layers.input_spec import InputSpec

@@ -12,7 +12,7 @@ files. ``Model(inputs, outputs)`` makes a functional model; subclasses define ``
 ...         return self.out(self.hidden(x))
 >>> model = MLP()
 >>> model(np.ones((2, 3))).shape, len(model.trainable_variables)
-((2, 1), 4)
+(TensorShape([2, 1]), 4)
 """
 from tapegrad.keras import saving
 from tapegrad.keras.layers.base import Layer

@@ -6,7 +6,7 @@ first call.
 >>> from tapegrad import keras
 >>> model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(2)])
 >>> model.built, model(np.ones((4, 3))).shape
-(True, (4, 2))
+(True, TensorShape([4, 2]))
 """
 from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.core import Input, InputLayer

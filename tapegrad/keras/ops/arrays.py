@@ -2,7 +2,7 @@
 
 >>> from tapegrad.keras import ops
 >>> [p.shape for p in ops.split(ops.ones((2, 6)), [1, 4], axis=1)]
-[(2, 1), (2, 3), (2, 2)]
+[TensorShape([2, 1]), TensorShape([2, 3]), TensorShape([2, 2])]
 """
 import numpy as np
 

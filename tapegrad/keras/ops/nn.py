@@ -8,7 +8,7 @@ from the input (``inputs.ndim - 2`` spatial axes). Kernels have Keras's shapes:
 >>> import numpy as np
 >>> from tapegrad.keras import ops
 >>> ops.depthwise_conv(np.ones((1, 5, 5, 3)), np.ones((3, 3, 3, 2)), padding="same").shape
-(1, 5, 5, 6)
+TensorShape([1, 5, 5, 6])
 """
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend
