@@ -373,6 +373,16 @@ SPECS = {
              label="axis 1, 2-D indices"),
         Case(prim_fn("take", axis=0), [R(4), Const(np.array([3, 3, 0]))], label="repeats"),
     ],
+    "check_indices": [
+        Case(prim_fn("check_indices", bound=(5,), what="gather"), [Int(0, 5, 4)], order=0,
+             label="gather"),
+        Case(prim_fn("check_indices", bound=(2,), what="segment"), [Int(-2, 2, 2, 3)],
+             order=0, label="segment ids, negative ones dropped"),
+        Case(prim_fn("check_indices", bound=(2, 3, 4), what="gather_nd"), [Int(0, 2, 3, 2)],
+             order=0, label="gather_nd tuples"),
+        Case(prim_fn("check_indices", bound=(2, 3), what="scatter_nd"), [Int(0, 2, 4, 2)],
+             order=0, label="scatter_nd tuples"),
+    ],
     "take_add": [
         Case(prim_fn("take_add", axis=0, size=5), [R(4, 3), Int(0, 5, 4)], batch_fallback=True,
              label="axis 0"),

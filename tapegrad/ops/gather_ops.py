@@ -3,12 +3,14 @@ composed of gather (so both differentiate,
 batch and trace through the primitives' rules)."""
 import numpy as np
 
+from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops._convert import axis1, tensor
 from tapegrad.ops import math_ops
 from tapegrad.ops.array_ops import concat, gather, range as _range, reshape, transpose
 from tapegrad.ops.linalg_ops import clip_by_norm
+from tapegrad.primitives.bounds import check_indices_p, gather_message
 
 
 def repeat(input, repeats, axis=None, name=None):
@@ -125,12 +127,11 @@ def batched_gather(x, i, axis, batch_dims):
                                    f"indices.shape[{k}]: {i.shape[k]} [Op:GatherV2]")
     n = x.shape[axis]
     if not getattr(i, "_symbolic", False):
-        iv = np.asarray(i._value)
-        bad = np.flatnonzero((iv < 0) | (iv >= n))
-        if bad.size:
-            at = ",".join(str(int(v)) for v in np.unravel_index(int(bad[0]), iv.shape))
-            raise InvalidArgumentError(f"indices[{at}] = {int(iv.reshape(-1)[bad[0]])} is not "
-                                       f"in [0, {n}) [Op:GatherV2]")
+        err = gather_message(i._value, n)
+        if err is not None:
+            raise InvalidArgumentError(f"{err} [Op:GatherV2]")
+    else:  # the floormod below would wrap an index out of range: checked when run
+        i = bind(check_indices_p, i, bound=(n,), what="gather")
     batch = tuple(x.shape[:b])
     nb = int(np.prod(batch, dtype=np.int64))
     mid, rest = tuple(x.shape[b:axis]), tuple(x.shape[axis + 1:])

@@ -1,14 +1,14 @@
 """Indexing with TensorFlow's names: ``x[key]``, gather, gather_nd, boolean_mask."""
 import numpy as np
 
-from tapegrad.errors import InvalidArgumentError
-
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor, convert_to_tensor, is_size, sizes_now
 from tapegrad.ops._convert import axis1, tensor
 from tapegrad.ops.shape_ops import reshape
 from tapegrad.primitives import elementwise
 from tapegrad.primitives import gather as gather_prims
+from tapegrad.primitives.bounds import check_indices_p, nd_message
+from tapegrad.errors import InvalidArgumentError
 
 __all__ = ["gather", "gather_nd", "getitem", "boolean_mask"]
 
@@ -36,15 +36,8 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
             from tapegrad.ops.gather_ops import batched_gather
             return batched_gather(x, i, a, b)
     a = axis1(0 if axis is None else axis, x.ndim, "gather")
-    if not getattr(i, "_symbolic", False):
-        iv = np.asarray(i._value)
-        n = x.shape[a]
-        if iv.size and (iv.min() < 0 or iv.max() >= n):
-            # TensorFlow's error; a negative index is one too (NumPy would count from the end)
-            bad = np.flatnonzero((iv.ravel() < 0) | (iv.ravel() >= n))[0]
-            pos = ", ".join(str(int(k)) for k in np.unravel_index(bad, iv.shape)) or "0"
-            raise InvalidArgumentError(f"indices[{pos}] = {int(iv.ravel()[bad])} is not in "
-                                       f"[0, {n})")
+    # take checks the indices (eager or compiled): TensorFlow's InvalidArgumentError for
+    # one outside [0, n), a negative one included (NumPy would count it from the end)
     return bind(gather_prims.take_p, x, i, axis=a)
 
 
@@ -70,10 +63,11 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     k = i.shape[-1]
     dims = tuple(x.shape[:k])
     if not getattr(i, "_symbolic", False):
-        iv = np.asarray(i._value)
-        if iv.size and ((iv < 0).any() or (iv >= np.array(dims, dtype=np.int64)).any()):
-            raise IndexError(f"gather_nd: indices {iv.tolist()} out of range for params of "
-                             f"shape {tuple(x.shape)}.")
+        err = nd_message(i._value, tuple(x.shape), "gather_nd") if k and np.size(i._value) else None
+        if err is not None:
+            raise InvalidArgumentError(err + " [Op:GatherNd]")
+    elif k:  # the flat index below would hide a component out of range: checked when run
+        i = bind(check_indices_p, i, bound=tuple(x.shape), what="gather_nd")
     # row-major strides turn each index tuple into one flat index (traced indices work too)
     strides = np.cumprod((1,) + dims[:0:-1])[::-1].astype(i.dtype) if k else np.zeros(0, i.dtype)
     flat = math_ops.reduce_sum(i * _wrap(strides), axis=-1)

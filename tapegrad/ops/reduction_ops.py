@@ -109,7 +109,11 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
             return cast(floordiv(s, np.uint64(n)), x.dtype)
         return cast(multiply(floordiv(abs(s), n), sign(s)), x.dtype)
     s = bind(reductions.reduce_sum_p, x, axis=ax, keepdims=bool(keepdims))
-    return s / _count(x, ax)
+    n = _count(x, ax)
+    if n == 0:  # (a guard where n is a symbolic size) TensorFlow's mean over nothing is
+        # +nan for floats (0 / 0 is -nan on x86) and 0 for complex numbers
+        return s if x.dtype.kind == "c" else s + np.nan
+    return s / n
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):

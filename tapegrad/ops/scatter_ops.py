@@ -22,8 +22,9 @@ from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError, NotFoundError
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import tensor
-from tapegrad.ops.array_ops import gather, range as _range, reshape
+from tapegrad.ops.array_ops import gather, range as _range, reshape, zeros
 from tapegrad.primitives import scatter_extremes, segments
+from tapegrad.primitives.bounds import check_indices_p, nd_message
 from tapegrad.primitives.gather import take_add_p
 
 _wrap = Tensor._wrap
@@ -48,12 +49,11 @@ def _flat(tensor_, indices, updates, op):
                                    f"{list(i.shape)} into a tensor of shape {list(t.shape)}, "
                                    f"got {list(u.shape)} [Op:{op}]")
     if not getattr(i, "_symbolic", False):
-        iv = np.asarray(i._value).reshape(-1, k)
-        bad = np.flatnonzero(((iv < 0) | (iv >= np.array(dims, dtype=np.int64))).any(axis=1))
-        if bad.size:
-            j = int(bad[0])
-            raise InvalidArgumentError(f"indices[{j}] = {iv[j].tolist()} does not index into "
-                                       f"shape {list(t.shape)} [Op:{op}]")
+        err = nd_message(i._value, tuple(t.shape), "scatter_nd") if k and np.size(i._value) else None
+        if err is not None:
+            raise InvalidArgumentError(f"{err} [Op:{op}]")
+    elif k:  # the flat index below would hide a component out of range: checked when run
+        i = bind(check_indices_p, i, bound=tuple(t.shape), what="scatter_nd")
     slices = int(np.prod(dims, dtype=np.int64))
     strides = np.cumprod((1,) + dims[:0:-1])[::-1].astype(i.dtype) if k else np.zeros(0, i.dtype)
     flat = math_ops.reduce_sum(i * _wrap(strides), axis=-1) if k else \
@@ -89,6 +89,22 @@ def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
     [1.0, -1.0]
     """
     return _scattered("TensorScatterSub", tensor, indices, updates, -1)
+
+
+def scatter_nd(indices, updates, shape, name=None):
+    """Zeros of ``shape`` (concrete) with ``updates`` added at ``indices`` (duplicates add
+    up), in the updates' dtype.
+
+    >>> import tapegrad as tf
+    >>> tf.scatter_nd([[2], [0], [2]], [1.0, 2.0, 3.0], [4]).numpy().tolist()
+    [2.0, 0.0, 4.0, 0.0]
+    """
+    u = tensor(updates)
+    if getattr(shape, "_symbolic", False):
+        raise TypeError("scatter_nd: the shape must be concrete (it sets the output's shape).")
+    shape = tuple(int(d) for d in np.asarray(shape._value if isinstance(shape, Tensor) else
+                                             shape, dtype=np.int64).reshape(-1))
+    return _scattered("ScatterNd", zeros(shape, u.dtype), indices, u, 1)
 
 
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
@@ -142,5 +158,5 @@ def tensor_scatter_nd_min(tensor, indices, updates, name=None):
 
 _as_tensor = tensor
 
-__all__ = ["tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
+__all__ = ["scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
            "tensor_scatter_nd_max", "tensor_scatter_nd_min"]

@@ -23,6 +23,7 @@ from tapegrad.ops import math_ops
 from tapegrad.ops._convert import tensor
 from tapegrad.ops.array_ops import ones, reshape, zeros_like
 from tapegrad.primitives import segments
+from tapegrad.primitives.bounds import check_indices_p
 from tapegrad.primitives.gather import take_add_p
 
 
@@ -60,8 +61,8 @@ def _sum(x, ids, n):
         segments.check_segment_ids(iv, n)
         if not (iv < 0).any():  # no rows dropped: the scatter itself
             return bind(take_add_p, x, ids, axis=0, size=n)
-    else:  # traced ids: one past the spare segment, so an id >= n fails as out of range
-        ids = math_ops.where(ids >= n, n + 1, ids)
+    else:  # traced ids: checked when the program runs (TensorFlow's error)
+        ids = bind(check_indices_p, ids, bound=(n,), what="segment")
     return segments.segment_sum(x, ids, n)
 
 

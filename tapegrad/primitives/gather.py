@@ -6,6 +6,8 @@ tangent and their VJP the other one of the pair.
 """
 import numpy as np
 
+from tapegrad.errors import InvalidArgumentError
+from tapegrad.primitives.bounds import gather_message
 from tapegrad.primitives.api import arange, broadcast_to, floormod, reshape, transpose
 from tapegrad.core.dispatch import Primitive
 from tapegrad.primitives.indexing import index_shape
@@ -283,13 +285,32 @@ def _take_add_batch(args, batched, *, axis, size):
         range(axis + 2, out.ndim)))
 
 
+_UNSIGNED = {np.dtype(t): np.dtype(t.replace("int", "uint")) for t in ("int8", "int16", "int32")}
+
+
+def _take(x, i, axis):
+    """``np.take`` that refuses an index outside ``[0, n)`` with TensorFlow's error (NumPy
+    would count a negative one from the end): narrow signed indices are read as unsigned,
+    so that a negative one is past the end, for free; int64 ones cost one ``min``."""
+    i = xp.asarray(i)
+    u = _UNSIGNED.get(i.dtype)
+    try:
+        if u is not None:
+            return xp.take(x, i.view(u), axis=axis)
+        if i.dtype.kind == "i" and i.size and i.min() < 0:
+            raise IndexError
+        return xp.take(x, i, axis=axis)
+    except IndexError:
+        raise InvalidArgumentError(gather_message(i, x.shape[axis])) from None
+
+
 take_p = Primitive(
-    "take", lambda x, i, axis: xp.take(x, i, axis=axis), nin=2, fresh=True,
+    "take", _take, nin=2, fresh=True,
     abstract=_take_abstract, validate=_take_validate,
     vjp=(lambda g, ans, x, i, *, axis: take_add_p.bind_raw(g, i, axis=axis, size=x.shape[axis]),
          None),
     jvp=(lambda t, ans, x, i, *, axis: take_p.bind_raw(t, i, axis=axis), None),
-    batch=_take_batch, emit="np.take({0}, {1}, axis={axis})", sparsity="copy",
+    batch=_take_batch, emit="_take({0}, {1}, {axis})", sparsity="copy",
     complex="real_linear")
 
 take_add_p = Primitive(
@@ -302,4 +323,4 @@ take_add_p = Primitive(
     sparsity="scatter", transposes="take", complex="real_linear")
 
 
-EMIT_HELPERS = {"_index_add": _index_add, "_take_add": _take_add}
+EMIT_HELPERS = {"_index_add": _index_add, "_take": _take, "_take_add": _take_add}

@@ -20,6 +20,7 @@ from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.errors import InvalidArgumentError
 from tapegrad.primitives.api import (cast, equal, gather, logical_and, reshape, transpose, where,
                                      zeros_like)
+from tapegrad.primitives.bounds import segment_message
 from tapegrad.primitives.families import xp
 from tapegrad.primitives.params import check_int, fail
 
@@ -37,13 +38,9 @@ def _highest(dtype):
 
 def check_segment_ids(ids, num_segments):
     """TensorFlow's error for an id at or past ``num_segments`` (negative ids are dropped)."""
-    ids = np.asarray(ids)
-    bad = np.flatnonzero(ids.reshape(-1) >= num_segments)
-    if bad.size:
-        k = int(bad[0])
-        where_ = ",".join(str(int(i)) for i in np.unravel_index(k, ids.shape))
-        raise InvalidArgumentError(f"segment_ids[{where_}] = {int(ids.reshape(-1)[k])} is out "
-                                   f"of range [0, {num_segments})")
+    err = segment_message(ids, num_segments)
+    if err is not None:
+        raise InvalidArgumentError(err)
 
 
 def _reducer(ufunc, identity):

@@ -93,9 +93,11 @@ class Embedding(Layer):
             self.set_weights(self._initial)
 
     def call(self, inputs):
-        if inputs.dtype.kind not in "iu":
+        from tapegrad.keras.ops.arrays import take
+        if inputs.dtype.name not in ("int32", "int64"):
             inputs = tf.cast(inputs, "int32")
-        return tf.gather(self.embeddings, inputs)
+        # Keras's ops.take: a negative id counts from the end, one past it raises
+        return take(self.embeddings, inputs, axis=0)
 
     def compute_mask(self, inputs, previous_mask=None):
         """``inputs != 0`` with ``mask_zero=True`` (index 0 is padding), else None."""

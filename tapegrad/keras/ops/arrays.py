@@ -90,8 +90,11 @@ def take(x, indices, axis=None):
     if axis is None:
         x, axis = tf.reshape(x, [-1]), 0
     indices = convert_to_tensor(indices)
-    if not getattr(indices, "_symbolic", False) and indices.dtype.kind in "iu":
-        # Keras's take counts a negative index from the end (tf.gather refuses it)
+    # Keras's take counts a negative index from the end (tf.gather refuses it)
+    if indices.dtype.kind == "i" and getattr(indices, "_symbolic", False):
+        n = tf.cast(tf.shape(x)[axis], indices.dtype)
+        indices = tf.where(indices < 0, indices + n, indices)
+    elif indices.dtype.kind == "i":
         n = x.shape[axis]
         iv = indices.numpy()
         indices = tf.constant(np.where(iv < 0, iv + n, iv).astype(iv.dtype))
