@@ -292,7 +292,6 @@ def _take(x, i, axis):
     """``np.take`` that refuses an index outside ``[0, n)`` with TensorFlow's error (NumPy
     would count a negative one from the end): narrow signed indices are read as unsigned,
     so that a negative one is past the end, for free; int64 ones cost one ``min``."""
-    i = xp.asarray(i)
     u = _UNSIGNED.get(i.dtype)
     try:
         if u is not None:
