@@ -104,6 +104,8 @@ def _validate(i, *, bound, what):
 def _abstract(i, *, bound, what):
     if i.dtype.kind not in "iu":
         raise TypeError(f"check_indices: indices must be integers, got {i.dtype}")
+    if what == "segment" and i.dtype.name not in ("int32", "int64"):  # TensorFlow's ids
+        raise TypeError(f"check_indices: segment ids must be int32 or int64, got {i.dtype}")
     return tuple(i.shape), i.dtype
 
 
