@@ -1,16 +1,18 @@
-"""TensorFlow's results at the edges (indices out of range, empty reductions, ...), for
-tests/test_tf_edges.py. Run in the bench environment:
+"""TensorFlow's results at the edges, for tests/test_tf_edges.py: indices out of range and
+means of nothing (``CASES`` here, compared bit for bit), and the differential table of
+``benchmarks/tf_edge_cases.py`` (special values, integer ends, reductions, Keras losses and
+metrics, ``tf.nn`` extremes, gradients at edge points). Run in the bench environment:
 
     /work/venv-bench/bin/python -m benchmarks.tf_edge_reference
 
 Each case is the source of a function of tensors (``tf``, ``keras`` and ``np`` in scope)
 and its arguments; it runs eagerly and under ``tf.function`` (and, with ``"grad"``, as the
-gradient of the sum of its output by its first argument). What it returned (dtype, shape
-and the bytes, so NaN's sign bit too) or raised (the error's class and message, less
-TensorFlow's node and op decorations) is stored with the case, so the test runs the same
-source with tapegrad.
+gradient of the sum of its output by its first argument). What it returned (the arrays,
+NaN's sign bit included; None for no gradient) or raised (the error's class and message,
+less TensorFlow's node and op decorations) is stored under the case's name in
+``tests/data/tf_edge_reference.npz``; the test rebuilds the arguments from the same tables
+and runs the same source with tapegrad.
 """
-import json
 import os
 import pathlib
 import re
@@ -20,7 +22,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
 import numpy as np  # noqa: E402
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "tf_edge_reference.json"
+OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "tf_edge_reference.npz"
 
 
 def a(values, dtype):
@@ -136,14 +138,14 @@ CASES = [
 ]
 
 
-def encode(v):
-    v = np.asarray(v)
-    return {"dtype": v.dtype.name, "shape": list(v.shape), "hex": v.tobytes().hex()}
-
-
-def decode(d):
-    """The array ``encode`` stored (also used by the test)."""
-    return np.frombuffer(bytes.fromhex(d["hex"]), dtype=d["dtype"]).reshape(d["shape"]).copy()
+def all_cases():
+    """Every case: ``(name, source, args, mode, strict)``, one per mode."""
+    from benchmarks import tf_edge_cases
+    out = []
+    for table, strict in ((CASES, True), (tf_edge_cases.all_cases(), False)):
+        for name, src, args, modes in table:
+            out += [(f"{name}[{mode}]", src, args, mode, strict) for mode in modes]
+    return out
 
 
 def message(e):
@@ -161,11 +163,11 @@ def message(e):
 
 
 def run(tf, keras, src, args, mode):
-    """Run one case: returns ``("value", [arrays])`` or ``("error", class name, message)``
-    (also used by the test, with tapegrad as ``tf``)."""
+    """Run one case: returns ``("value", [arrays or None])`` or ``("error", class name,
+    message)`` (also used by the test, with tapegrad as ``tf``)."""
     fn = eval(src, {"tf": tf, "keras": keras, "np": np})  # noqa: S307 (our own table)
-    ts = [tf.constant(x) for x in args]
     try:
+        ts = [tf.constant(x) for x in args]
         if mode == "eager":
             out = fn(*ts)
         elif mode == "function":
@@ -178,25 +180,26 @@ def run(tf, keras, src, args, mode):
     except Exception as e:  # noqa: BLE001 (the error is the result)
         return ("error", type(e).__name__, message(e))
     outs = out if isinstance(out, (tuple, list)) else [out]
-    return ("value", [np.asarray(o) for o in outs])
+    return ("value", [None if o is None else np.asarray(o) for o in outs])
 
 
 def main():
+    import warnings
     import keras
     import tensorflow as tf
-    table = {}
-    for name, src, args, modes in CASES:
-        for mode in modes:
-            r = run(tf, keras, src, args, mode)
-            entry = {"src": src, "mode": mode, "args": [encode(x) for x in args]}
-            if r[0] == "error":
-                entry["error"] = {"type": r[1], "message": r[2]}
-            else:
-                entry["out"] = [encode(o) for o in r[1]]
-            table[f"{name}[{mode}]"] = entry
-    OUT.write_text(json.dumps({"tensorflow": tf.__version__, "keras": keras.__version__,
-                               "cases": table}, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {len(table)} cases to {OUT}")
+    warnings.filterwarnings("ignore")
+    tf.get_logger().setLevel("ERROR")
+    np.seterr(all="ignore")
+    arrays = {"versions": np.array([tf.__version__, keras.__version__])}
+    for name, src, args, mode, _ in all_cases():
+        r = run(tf, keras, src, args, mode)
+        if r[0] == "error":
+            arrays[name + "/error"] = np.array([r[1], r[2]])
+        else:
+            for k, o in enumerate(r[1]):
+                arrays[f"{name}/{k}"] = np.array("None") if o is None else o
+    np.savez_compressed(OUT, **arrays)
+    print(f"wrote {len(arrays)} arrays to {OUT}")
 
 
 if __name__ == "__main__":

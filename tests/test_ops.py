@@ -159,8 +159,9 @@ OPS = [
     Op("nn.relu6", lambda x: np.clip(x, 0, 6), [RNG.uniform(-3, 9, (4, 5))]),
     Op("nn.elu", lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))), [away(2, 3)]),
     Op("nn.selu", np_selu, [away(2, 3)]),
-    Op("nn.leaky_relu", lambda x: np.where(x > 0, x, 0.2 * x), [away(2, 3)]),
-    Op("nn.leaky_relu", lambda x: np.where(x > 0, x, 0.01 * x), [away(2, 3)],
+    # alpha is a float32 attr in TensorFlow: float64 tensors see float32(0.2)
+    Op("nn.leaky_relu", lambda x: np.where(x > 0, x, float(np.float32(0.2)) * x), [away(2, 3)]),
+    Op("nn.leaky_relu", lambda x: np.where(x > 0, x, float(np.float32(0.01)) * x), [away(2, 3)],
        call=lambda op, x: op(x, alpha=0.01), label="alpha"),
     Op("nn.softplus", lambda x: np.logaddexp(0, x), [real(2, 3) * 5]),
     Op("nn.gelu", np_gelu, [real(2, 3)]),

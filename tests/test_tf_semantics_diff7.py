@@ -195,7 +195,8 @@ def test_keras_relu_options_follow_keras_composition(kw):
         pos = np.clip(pos, 0, mx)
     want = pos - s * np.maximum(th - x, 0.0)
     dwant = dpos + s * (th - x > 0)
-    if s and mx is None and not th:  # leaky_relu
+    if s and mx is None and not th:  # leaky_relu, whose alpha is a float32 attr in TensorFlow
+        s = float(np.float32(s))
         want, dwant = np.where(x > 0, x, s * x), np.where(x > 0, 1.0, s)
     xt = tf.constant(x)
     with tf.GradientTape() as t:

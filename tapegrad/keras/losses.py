@@ -117,7 +117,11 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
         eps = backend.epsilon()
         logits = tf.math.log(tf.clip_by_value(logits, eps, 1 - eps))
     res = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
-    return res if valid is None else tf.where(valid, res, tf.zeros_like(res))
+    if valid is None:
+        return res
+    res = tf.where(valid, res, tf.zeros_like(res))
+    masking.set_keras_mask(res, valid)  # Keras's: a loss's mean is over the valid entries
+    return res
 
 
 mse = MSE = mean_squared_error
@@ -140,15 +144,18 @@ class Loss:
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         mask = masking.get_keras_mask(y_pred)  # Keras: masked entries weigh nothing
-        if mask is not None:
-            sample_weight = masking.apply_mask(sample_weight, mask, self.dtype,
-                                               self.reduction)
         if type(y_pred) is tf.Tensor and y_pred.dtype == self.dtype:
             y_true = _as(y_true, self.dtype)
         else:
             y_pred = tf.nest.map_structure(lambda x: _as(x, self.dtype), y_pred)
             y_true = tf.nest.map_structure(lambda x: _as(x, self.dtype), y_true)
         losses = self.call(y_true, y_pred)
+        out_mask = masking.get_keras_mask(losses)  # ignore_class masks the losses themselves
+        if out_mask is not None:
+            mask = out_mask if mask is None else tf.logical_and(tf.cast(mask, "bool"), out_mask)
+        if mask is not None:
+            sample_weight = masking.apply_mask(sample_weight, mask, self.dtype,
+                                               self.reduction)
         return reduce_weighted_values(losses, sample_weight, self.reduction, self.dtype)
 
     def call(self, y_true, y_pred):

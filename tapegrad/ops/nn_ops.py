@@ -1,5 +1,6 @@
 """Neural-network functions, composed from primitives so that every order differentiates."""
 import math
+import numpy as np
 
 from tapegrad.core.dispatch import PRIMITIVES, bind
 from tapegrad.ops import math_ops
@@ -11,6 +12,7 @@ from tapegrad.ops._convert import cast as _cast
 from tapegrad.ops.array_ops import expand_dims as _expand_dims
 from tapegrad.ops.array_ops import range as _range
 from tapegrad.ops.array_ops import stop_gradient
+from tapegrad.ops.special_ops import erfc as _erfc
 from tapegrad.primitives import elementwise
 from tapegrad.ops import conv_ops as _conv_ops
 from tapegrad.ops import pool_ops as _pool_ops
@@ -65,8 +67,9 @@ def leaky_relu(features, alpha=0.2, name=None):
     if x.dtype.kind in "iu":
         x = _cast(x, "float32")
     if isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and x.dtype.kind == "f":
-        # one primitive: its derivative (TensorFlow's LeakyReluGrad) differentiates to zeros
-        return bind(PRIMITIVES["leaky_relu"], x, alpha=float(alpha))
+        # one primitive: its derivative (TensorFlow's LeakyReluGrad) differentiates to zeros;
+        # alpha is a float32 attr in TensorFlow, so float64 tensors see 0.2 as 0.2000000029
+        return bind(PRIMITIVES["leaky_relu"], x, alpha=float(np.float32(alpha)))
     return math_ops.where(x > 0, x, x * alpha)
 
 
@@ -106,7 +109,8 @@ def gelu(features, approximate=False, name=None):
     if approximate:
         c = math.sqrt(2 / math.pi)
         return 0.5 * x * (1 + math_ops.tanh(c * (x + 0.044715 * x * x * x)))
-    return 0.5 * x * (1 + math_ops.erf(x * (1 / math.sqrt(2))))
+    # TensorFlow's form: erfc keeps the left tail (1 + erf(x) would cancel to 0 there)
+    return 0.5 * x * _erfc(x * -(1 / math.sqrt(2)))
 
 
 def softmax(logits, axis=None, name=None):
@@ -149,7 +153,10 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     if tuple(z.shape) != tuple(x.shape):
         raise ValueError(f"logits and labels must have the same shape "
                          f"({tuple(x.shape)} vs {tuple(z.shape)})")
-    return -math_ops.reduce_sum(z * log_softmax(x, axis=axis), axis=axis)
+    a = axis1(axis, x.ndim, "softmax_cross_entropy_with_logits")
+    # TensorFlow's sum(z * (logsumexp - x)): a loss of 0 is +0.0 (-sum(z * log_softmax): -0.0)
+    lse = math_ops.reduce_logsumexp(x, axis=a, keepdims=True)
+    return math_ops.reduce_sum(z * (lse - x), axis=a)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
@@ -175,7 +182,8 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
             raise _InvalidArgumentError(
                 f"Received a label value outside the valid range of [0, {depth}).")
     one_hot = _cast(math_ops.equal(_expand_dims(z, -1), _range(depth, dtype=z.dtype)), x.dtype)
-    return -math_ops.reduce_sum(one_hot * log_softmax(x), axis=-1)
+    lse = math_ops.reduce_logsumexp(x, axis=-1, keepdims=True)  # TensorFlow's sign of 0
+    return math_ops.reduce_sum(one_hot * (lse - x), axis=-1)
 
 
 def l2_loss(t, name=None):

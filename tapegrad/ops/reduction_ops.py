@@ -166,6 +166,8 @@ def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
     """
     x = tensor(input_tensor)
     require_bool(x, "Any")
+    if getattr(x, "_symbolic", False):  # traced: a max of the bools as int8 (-128: nothing)
+        return reduce_max(cast(x, "int8"), axis=axis, keepdims=keepdims) > 0
     return tensor(np.any(np.asarray(x._value), axis=axes(axis, x.ndim), keepdims=keepdims))
 
 
@@ -178,6 +180,8 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
     """
     x = tensor(input_tensor)
     require_bool(x, "All")
+    if getattr(x, "_symbolic", False):  # traced: a min of the bools as int8 (127: nothing)
+        return reduce_min(cast(x, "int8"), axis=axis, keepdims=keepdims) > 0
     return tensor(np.all(np.asarray(x._value), axis=axes(axis, x.ndim), keepdims=keepdims))
 
 

@@ -225,6 +225,8 @@ def _cumsum(x, axis, exclusive, reverse):
         out[tuple(tail)] = xp.cumsum(x[tuple(head)], axis=axis, dtype=x.dtype)
     else:
         out = xp.cumsum(x, axis=axis, dtype=x.dtype)
+    if out.dtype.kind in "fc":  # TensorFlow's scan starts from +0: no sum is -0.0
+        out += 0.0
     if reverse:
         out = xp.flip(out, axis)
     return out

@@ -1,0 +1,342 @@
+"""The differential table of ``benchmarks/tf_edge_reference.py``: elementwise ``tf.math`` ops
+at the special values (NaN, ±inf, ±0, subnormal, huge), integer ops at the ends of every
+integer dtype, reductions at the edges (empty, size-1 and negative axes, keepdims, integer
+dtypes), Keras losses and metrics with their defaults and options, ``tf.nn`` ops at
+extreme inputs, and gradients at the points where TensorFlow defines them by convention
+(abs, relu and sqrt at 0, pow at 0, ties of maximum and reduce_max, clip at its bounds,
+norms of zero).
+
+Each case is ``(name, source, args, modes)``: ``source`` a lambda over tensors (``tf``,
+``keras`` and ``np`` in scope), ``modes`` among ``"eager"``, ``"function"``, ``"grad"``
+(the gradient of the sum of the output by the first argument, eagerly).
+"""
+import numpy as np
+
+EAGER_FN = ("eager", "function")
+ALL = ("eager", "function", "grad")
+
+F_SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 1e-300, 3e38, -3e38, 0.5, -0.5,
+             1.0, -1.0, 2.0, -2.0, 2.5, -3.5, 0.9999, 1.0001, 10.0, -10.0, 89.0, -104.0, 1e6]
+F_PAIR = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, 1.0, -1.0, 2.5, -3.0, 1e30]
+
+
+def a(values, dtype):
+    return np.asarray(values, dtype=dtype)
+
+
+def _grid(values, dtype):
+    v = a(values, dtype)
+    return [np.repeat(v, len(v)), np.tile(v, len(v))]
+
+
+UNARY_FLOAT = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh",
+               "digamma", "erf", "erfc", "exp", "expm1", "floor", "is_finite", "is_inf",
+               "is_nan", "lgamma", "log", "log1p", "log_sigmoid", "negative", "reciprocal",
+               "reciprocal_no_nan", "rint", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh",
+               "softplus", "softsign", "sqrt", "square", "tan", "tanh"]
+BINARY_FLOAT = ["add", "subtract", "multiply", "divide", "divide_no_nan", "floordiv", "floormod",
+                "maximum", "minimum", "pow", "atan2", "squared_difference", "xdivy", "xlogy",
+                "xlog1py", "multiply_no_nan", "equal", "not_equal", "less", "greater_equal"]
+INTS = ["int8", "int16", "int32", "int64", "uint8"]
+UNARY_INT = ["abs", "negative", "sign", "square"]
+BINARY_INT = ["math.add", "math.subtract", "math.multiply", "math.floordiv", "math.floormod",
+              "math.maximum", "math.minimum", "math.divide"]
+BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor"]
+
+
+def _ints(dtype):
+    info = np.iinfo(dtype)
+    v = [info.min, info.min + 1, -7, -1, 0, 1, 3, 7, info.max - 1, info.max]
+    return sorted({int(x) for x in v if info.min <= x <= info.max})
+
+
+def elementwise():
+    cases = []
+    for dt in ("float32", "float64"):
+        x = a(F_SPECIAL, dt)
+        for op in UNARY_FLOAT:
+            # erf(±inf) is ±1 (TensorFlow's float64 kernel: NaN; README, differences)
+            v = x[np.isfinite(x)] if (op, dt) == ("erf", "float64") else x
+            cases.append((f"{op}_{dt}", f"lambda x: tf.math.{op}(x)", [v], EAGER_FN))
+        for op in BINARY_FLOAT:
+            # x = -0.0 gives +0.0 in the x-is-zero ops (README, differences)
+            pair = [v for v in F_PAIR if not (v == 0 and np.signbit(v))] \
+                if op in ("xdivy", "xlogy", "xlog1py") else F_PAIR
+            cases.append((f"{op}_{dt}", f"lambda x, y: tf.math.{op}(x, y)", _grid(pair, dt),
+                          EAGER_FN))
+    for dt in INTS:
+        v = _ints(dt)
+        for op in UNARY_INT:
+            if dt.startswith("u") and op in ("negative", "abs", "sign"):
+                continue  # TensorFlow has no kernel (its message lists the dtypes otherwise)
+            cases.append((f"{op}_{dt}", f"lambda x: tf.math.{op}(x)", [a(v, dt)], EAGER_FN))
+        nz = [x for x in v if x != 0]
+        for op in BINARY_INT:
+            cases.append((f"{op.split('.')[-1]}_{dt}", f"lambda x, y: tf.{op}(x, y)",
+                          [np.repeat(a(v, dt), len(nz)), np.tile(a(nz, dt), len(v))], EAGER_FN))
+        for op in ("math.floordiv", "math.floormod"):
+            cases.append((f"{op.split('.')[-1]}_by_zero_{dt}", f"lambda x, y: tf.{op}(x, y)",
+                          [a([5], dt), a([0], dt)], EAGER_FN))
+        small = [x for x in v if -8 <= x <= 8]
+        if not dt.startswith("u"):  # (TensorFlow's pow has no unsigned kernel)
+            cases.append((f"pow_{dt}", "lambda x, y: tf.math.pow(x, y)",
+                          [np.repeat(a(small, dt), 4), np.tile(a([0, 1, 2, 5], dt), len(small))],
+                          EAGER_FN))
+        if not dt.startswith("u"):
+            # (eager: TensorFlow's error; a compiled program raises NumPy's ValueError)
+            cases.append((f"pow_negative_exponent_{dt}", "lambda x, y: tf.math.pow(x, y)",
+                          [a([2, 1, -1], dt), a([-1, -2, -3], dt)], ("eager",)))
+        for op in BITWISE:
+            cases.append((f"{op}_{dt}", f"lambda x, y: tf.bitwise.{op}(x, y)",
+                          _grid(v, dt), EAGER_FN))
+        cases.append((f"invert_{dt}", "lambda x: tf.bitwise.invert(x)", [a(v, dt)], EAGER_FN))
+    return cases
+
+
+def reductions():
+    cases = []
+    x = a([[1.0, np.nan, 3.0], [-np.inf, 2.0, -0.0]], "float32")
+    y = a([[1.5, -2.0, 3.0], [4.0, 2.0, -0.0]], "float64")
+    e = np.zeros((0, 3), "float32")
+    ops = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+           "reduce_std", "reduce_variance", "reduce_logsumexp", "reduce_euclidean_norm"]
+    for op in ops:
+        for tag, arg in (("nan", x), ("f64", y), ("empty", e)):
+            for axis, keep in ((None, False), (0, False), (-1, True), ([0, 1], True), (1, False)):
+                name = f"{op}_{tag}_axis{axis}_keep{keep}".replace(" ", "")
+                cases.append((name, f"lambda x: tf.math.{op}(x, axis={axis!r}, keepdims={keep})",
+                              [arg], EAGER_FN))
+    ones = np.arange(6.0, dtype="float32").reshape(1, 6, 1) - 2.5
+    for op in ops:
+        cases.append((f"{op}_size1_axes", f"lambda x: tf.math.{op}(x, axis=[0, -1])", [ones],
+                      ALL))
+    for dt in INTS:
+        v = a(_ints(dt), dt).reshape(2, -1)  # (an even number of values for every dtype)
+        for op in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"):
+            for axis in (None, 0, -1):
+                cases.append((f"{op}_{dt}_axis{axis}", f"lambda x: tf.math.{op}(x, axis={axis})",
+                              [v], EAGER_FN))
+        cases.append((f"reduce_mean_{dt}_truncates", "lambda x: tf.math.reduce_mean(x, axis=0)",
+                      [a([[1, 3, 2], [2, 4, 7 if dt.startswith("u") else -7]], dt)], EAGER_FN))
+        cases.append((f"reduce_mean_empty_{dt}", "lambda x: tf.math.reduce_mean(x, axis=0)",
+                      [np.zeros((0, 2), dt)], EAGER_FN))
+    b = a([[True, False], [True, True]], "bool")
+    for op in ("reduce_all", "reduce_any"):
+        for axis in (None, 0, -1):
+            cases.append((f"{op}_axis{axis}", f"lambda x: tf.math.{op}(x, axis={axis})", [b],
+                          EAGER_FN))
+        cases.append((f"{op}_empty", f"lambda x: tf.math.{op}(x)", [np.zeros((0,), bool)],
+                      EAGER_FN))
+    cases.append(("count_nonzero_nan", "lambda x: tf.math.count_nonzero(x, axis=0)", [x],
+                  EAGER_FN))
+    # (argmax / argmin of NaN: NumPy's rule, README, differences)
+    cases.append(("argmax_ties", "lambda x: tf.math.argmax(x, axis=0)",
+                  [a([1.0, 3.0, 3.0, 2.0], "float32")], EAGER_FN))
+    cases.append(("cumsum_exclusive_reverse",
+                  "lambda x: tf.math.cumsum(x, axis=1, exclusive=True, reverse=True)", [y], ALL))
+    cases.append(("cumprod_exclusive", "lambda x: tf.math.cumprod(x, axis=-1, exclusive=True)",
+                  [y], ALL))
+    return cases
+
+
+Y_BIN = a([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]], "float32")
+P_BIN = a([[0.0, 1.0, 0.6], [1e-9, 0.3, 1.0], [0.5, 0.999, 0.01], [0.2, 0.7, 0.0]], "float32")
+LOGITS = a([[0.0, 40.0, -3.0], [-100.0, 2.0, 0.5], [1.0, -1.0, 90.0], [-0.5, 0.25, -40.0]],
+           "float32")
+Y_CAT = a([[0, 1, 0], [1, 0, 0], [0, 0, 1], [0.2, 0.3, 0.5]], "float32")
+Y_SPARSE = a([1, 0, 2, 1], "int32")
+SW = a([1.0, 0.0, 2.0, 0.5], "float32")
+Y_REG = a([[1.0, -2.0], [0.0, 3.0], [2.0, 0.0], [-1.0, 5.0]], "float32")
+P_REG = a([[1.5, -2.0], [0.0, 1.0], [-2.0, 1e-8], [-1.0, 50.0]], "float32")
+
+
+def _loss(src, p, y, weighted=True):
+    """A Keras loss class ``src`` (its constructor call) on predictions ``p`` and labels
+    ``y``, and its gradient; also with sample weights unless they would not fit (``axis=0``:
+    both raise, with other messages)."""
+    name = "loss_" + "".join(c for c in src if c.isalnum() or c == "_")
+    out = [(name, f"lambda p, y: keras.losses.{src}(y, p)", [p, y], ALL)]
+    if weighted and "axis=0" not in src:
+        out.append((name + "_weighted", f"lambda p, y, w: keras.losses.{src}(y, p, "
+                    "sample_weight=w)", [p, y, SW], EAGER_FN))
+    return out
+
+
+def losses():
+    cases = []
+    for src in ["MeanSquaredError()", "MeanAbsoluteError()", "MeanAbsolutePercentageError()",
+                "MeanSquaredLogarithmicError()", "Huber()", "Huber(delta=0.5)", "LogCosh()",
+                "CosineSimilarity()", "CosineSimilarity(axis=0)",
+                "MeanSquaredError(reduction='sum')", "MeanSquaredError(reduction=None)",
+                "MeanAbsoluteError(reduction='mean_with_sample_weight')"]:
+        cases += _loss(src, P_REG, Y_REG)
+    for src in ["Poisson()", "KLDivergence()", "Hinge()", "SquaredHinge()",
+                "CategoricalHinge()"]:
+        cases += _loss(src, P_BIN, Y_BIN)
+    for src in ["BinaryCrossentropy()", "BinaryCrossentropy(from_logits=True)",
+                "BinaryCrossentropy(label_smoothing=0.2)",
+                "BinaryCrossentropy(from_logits=True, label_smoothing=0.1)",
+                "BinaryFocalCrossentropy()",
+                "BinaryFocalCrossentropy(from_logits=True, gamma=3.0)",
+                "BinaryCrossentropy(axis=0)"]:
+        cases += _loss(src, LOGITS if "logits" in src else P_BIN, Y_BIN)
+    for src in ["CategoricalCrossentropy()", "CategoricalCrossentropy(from_logits=True)",
+                "CategoricalCrossentropy(label_smoothing=0.3)",
+                "CategoricalCrossentropy(from_logits=True, label_smoothing=0.1)",
+                "CategoricalCrossentropy(axis=0)", "CategoricalFocalCrossentropy()",
+                "CategoricalFocalCrossentropy(from_logits=True)"]:
+        cases += _loss(src, LOGITS if "logits" in src else P_BIN, Y_CAT, weighted=False)
+    for src in ["SparseCategoricalCrossentropy()",
+                "SparseCategoricalCrossentropy(from_logits=True)",
+                "SparseCategoricalCrossentropy(from_logits=True, ignore_class=1)"]:
+        cases += _loss(src, LOGITS if "logits" in src else P_BIN, Y_SPARSE)
+    return cases
+
+
+def metrics():
+    cases = []
+    one = [("BinaryAccuracy()", P_BIN, Y_BIN), ("BinaryAccuracy(threshold=0.7)", P_BIN, Y_BIN),
+           ("CategoricalAccuracy()", P_BIN, Y_CAT), ("SparseCategoricalAccuracy()", P_BIN,
+                                                    Y_SPARSE),
+           ("TopKCategoricalAccuracy(k=2)", P_BIN, Y_CAT),
+           ("SparseTopKCategoricalAccuracy(k=2)", P_BIN, Y_SPARSE),
+           ("Accuracy()", a([1, 2, 3, 4], "int32"), a([1, 2, 0, 4], "int32")),
+           ("MeanSquaredError()", P_REG, Y_REG), ("MeanAbsoluteError()", P_REG, Y_REG),
+           ("RootMeanSquaredError()", P_REG, Y_REG), ("LogCoshError()", P_REG, Y_REG),
+           ("MeanAbsolutePercentageError()", P_REG, Y_REG),
+           ("CosineSimilarity()", P_REG, Y_REG), ("Precision()", P_BIN, Y_BIN),
+           ("Recall()", P_BIN, Y_BIN), ("Precision(thresholds=0.7)", P_BIN, Y_BIN),
+           ("TruePositives()", P_BIN, Y_BIN), ("FalseNegatives()", P_BIN, Y_BIN),
+           ("BinaryCrossentropy()", P_BIN, Y_BIN),
+           ("CategoricalCrossentropy(from_logits=True)", LOGITS, Y_CAT),
+           ("SparseCategoricalCrossentropy()", P_BIN, Y_SPARSE),
+           ("Hinge()", P_BIN, Y_BIN), ("KLDivergence()", P_BIN, Y_BIN),
+           ("Poisson()", P_BIN, Y_BIN), ("AUC()", P_BIN, Y_BIN),
+           ("AUC(curve='PR')", P_BIN, Y_BIN), ("R2Score()", P_REG, Y_REG)]
+    for src, p, y in one:
+        name = "metric_" + "".join(c for c in src if c.isalnum() or c == "_")
+        cases.append((name, "lambda p, y: (lambda m: (m.update_state(y, p), m.result())[1])("
+                      f"keras.metrics.{src})", [p, y], ("eager",)))
+        if src.startswith(("BinaryAccuracy(", "MeanSquaredError", "Precision()",
+                           "CategoricalAccuracy")):
+            cases.append((name + "_weighted", "lambda p, y, w: (lambda m: (m.update_state(y, p, "
+                          f"sample_weight=w), m.result())[1])(keras.metrics.{src})",
+                          [p, y, SW], ("eager",)))
+        cases.append((name + "_no_updates", f"lambda p: keras.metrics.{src}.result()", [p],
+                      ("eager",)))
+    cases.append(("metric_Sum_Mean", "lambda x: (lambda m, s: (m.update_state(x), s.update_state"
+                  "(x), m.result(), s.result())[2:])(keras.metrics.Mean(), keras.metrics.Sum())",
+                  [a([1.0, np.inf, 2.0], "float32")], ("eager",)))
+    return cases
+
+
+S = a([[0.0, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf], [1e30, -1e30, 0.0],
+       [np.inf, 0.0, 1.0], [np.nan, 1.0, 2.0]], "float32")
+Z = a([[0.0, 0.0, 0.0], [3.0, -4.0, 0.0], [1e-30, 0.0, 0.0], [1e30, 1e30, 0.0]], "float32")
+X = a([-np.inf, -100.0, -20.0, -6.0, -1.0, -1e-8, -0.0, 0.0, 1e-8, 0.5, 1.0, 6.0, 20.0, 100.0,
+       np.inf, np.nan], "float32")
+
+
+def nn():
+    cases = []
+    for op in ("softmax", "log_softmax"):
+        # (rows holding +inf or NaN: README, differences)
+        cases.append((f"nn_{op}_extremes", f"lambda x: tf.nn.{op}(x)", [S[:3]], EAGER_FN))
+        cases.append((f"nn_{op}_axis0", f"lambda x: tf.nn.{op}(x, axis=0)", [Z], ALL))
+    for op in ("relu", "relu6", "elu", "selu", "sigmoid", "tanh", "softplus", "softsign",
+               "silu", "swish", "leaky_relu", "gelu"):
+        cases.append((f"nn_{op}", f"lambda x: tf.nn.{op}(x)", [X], EAGER_FN))
+    cases.append(("nn_gelu_approximate", "lambda x: tf.nn.gelu(x, approximate=True)", [X],
+                  EAGER_FN))
+    cases.append(("nn_leaky_relu_alpha", "lambda x: tf.nn.leaky_relu(x, alpha=0.3)", [X],
+                  EAGER_FN))
+    xl = a([-1e4, -100.0, -20.0, -1.0, 0.0, 1.0, 20.0, 100.0, 1e4, np.inf, -np.inf], "float32")
+    lab = a([0.0, 1.0, 0.0, 1.0, 0.5, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0], "float32")
+    cases.append(("nn_sigmoid_ce_extremes",
+                  "lambda x, z: tf.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x)",
+                  [xl, lab], ALL))
+    cases.append(("nn_softmax_ce", "lambda x, z: tf.nn.softmax_cross_entropy_with_logits("
+                  "labels=z, logits=x)", [LOGITS, Y_CAT], ALL))
+    cases.append(("nn_sparse_softmax_ce", "lambda x, z: tf.nn.sparse_softmax_cross_entropy_"
+                  "with_logits(labels=z, logits=x)", [LOGITS, Y_SPARSE], ALL))
+    for axis in (-1, 0, None):
+        cases.append((f"nn_l2_normalize_zeros_axis{axis}",
+                      f"lambda x: tf.math.l2_normalize(x, axis={axis})", [Z], ALL))
+    cases.append(("nn_moments", "lambda x: tf.nn.moments(x, axes=[0, 1])", [Z], EAGER_FN))
+    cases.append(("nn_l2_loss", "lambda x: tf.nn.l2_loss(x)", [Z], ALL))
+    cases.append(("nn_bias_add", "lambda x, b: tf.nn.bias_add(x, b)",
+                  [Z, a([1.0, np.nan, -0.0], "float32")], EAGER_FN))
+    cases.append(("clip_by_norm_zero", "lambda x: tf.clip_by_norm(x, 1.0, axes=[1])", [Z], ALL))
+    cases.append(("clip_by_global_norm", "lambda x: tf.clip_by_global_norm([x], 1.0)[0][0]",
+                  [Z], EAGER_FN))
+    return cases
+
+
+G = a([-2.0, -1.0, -0.0, 0.0, 1e-30, 0.5, 1.0, 2.0, 6.0], "float64")
+
+
+def gradients():
+    cases = []
+    for src in ("tf.abs(x)", "tf.nn.relu(x)", "tf.nn.relu6(x)", "tf.sqrt(tf.abs(x))",
+                "tf.sign(x)", "tf.floor(x)", "tf.round(x)", "tf.nn.elu(x)", "tf.nn.selu(x)",
+                "tf.nn.leaky_relu(x)", "tf.nn.softplus(x)", "tf.math.log(tf.abs(x))",
+                "tf.math.rsqrt(tf.abs(x))", "tf.pow(x, 2.0)", "tf.pow(x, 0.5)",
+                "tf.pow(x, 3.0)", "tf.pow(x, -1.0)", "tf.math.square(x)", "tf.math.xlogy(x, x)",
+                "tf.math.xdivy(x, 2.0)", "tf.math.xdivy(1.0, x)",
+                "tf.math.divide_no_nan(1.0, x)",
+                "tf.math.reciprocal_no_nan(x)", "tf.math.maximum(x, 1.0)",
+                "tf.math.minimum(x, 1.0)", "tf.math.maximum(x, 0.0)", "tf.math.minimum(x, 0.0)",
+                "tf.clip_by_value(x, -1.0, 1.0)", "tf.clip_by_value(x, 0.0, 2.0)",
+                "tf.norm(x * 0.0)", "tf.norm(x)", "tf.math.reduce_euclidean_norm(x * 0.0)",
+                "tf.math.atan2(x, x)", "tf.math.atan2(x * 0.0, x)", "tf.math.sigmoid(x * 1e3)",
+                "tf.math.tanh(x * 1e3)", "tf.math.reduce_logsumexp(x * 0.0 - np.inf)",
+                "tf.math.l2_normalize(x * 0.0)", "tf.math.reduce_std(x * 0.0)",
+                "tf.math.softsign(x)", "tf.math.erf(x)", "tf.math.acos(x * 0.5)",
+                "tf.math.log1p(x)", "tf.math.lgamma(x)", "tf.math.digamma(x)",
+                "tf.nn.gelu(tf.cast(x, tf.float32))", "tf.nn.silu(x)", "tf.math.cumprod(x + 3.0)",
+                "tf.math.reduce_prod(x)", "tf.math.squared_difference(x, 1.0)",
+                "tf.math.floormod(x, 1.5)", "tf.math.floordiv(x, 1.5)",
+                "tf.where(x > 0, tf.sqrt(x), x)", "tf.math.multiply_no_nan(x, x * 0.0)"):
+        name = "grad_" + "".join(c if c.isalnum() else "_" for c in src).strip("_")
+        cases.append((name, f"lambda x: {src}", [G], ("grad",)))
+    cases.append(("grad_pow_exponent_at_zero_base", "lambda y, x: tf.pow(x, y)",
+                  [a([0.0, 0.5, 1.0, 2.0, -1.0], "float64"), a([0.0, 0.0, 0.0, 0.0, 0.0],
+                                                                 "float64")], ("grad",)))
+    cases.append(("grad_pow_exponent_negative_base", "lambda y, x: tf.pow(x, y)",
+                  [a([2.0, 3.0, 0.5], "float64"), a([-2.0, -1.0, -0.5], "float64")], ("grad",)))
+    cases.append(("grad_pow_base_at_zero", "lambda x, y: tf.pow(x, y)",
+                  [a([0.0, 0.0, 0.0, -0.0], "float64"), a([0.5, 1.0, 2.0, -1.0], "float64")],
+                  ("grad",)))  # (d/dx x ** 0 at 0: 0, TensorFlow NaN; README, differences)
+    cases.append(("grad_maximum_ties", "lambda x, y: tf.maximum(x, y)",
+                  [a([1.0, 2.0, -0.0, 0.0], "float64"), a([1.0, 3.0, 0.0, -0.0], "float64")],
+                  ("grad",)))
+    cases.append(("grad_maximum_ties_y", "lambda y, x: tf.maximum(x, y)",
+                  [a([1.0, 2.0, -0.0, 0.0], "float64"), a([1.0, 3.0, 0.0, -0.0], "float64")],
+                  ("grad",)))
+    cases.append(("grad_minimum_ties_y", "lambda y, x: tf.minimum(x, y)",
+                  [a([1.0, 2.0, 0.0], "float64"), a([1.0, 3.0, 0.0], "float64")], ("grad",)))
+    for op in ("reduce_max", "reduce_min"):
+        cases.append((f"grad_{op}_ties", f"lambda x: tf.math.{op}(x)",
+                      [a([3.0, 1.0, 3.0, 3.0, -1.0], "float64")], ("grad",)))
+        cases.append((f"grad_{op}_ties_axis", f"lambda x: tf.math.{op}(x, axis=1)",
+                      [a([[3.0, 1.0, 3.0], [2.0, 2.0, 2.0]], "float64")], ("grad",)))
+        cases.append((f"grad_{op}_nan", f"lambda x: tf.math.{op}(x)",
+                      [a([3.0, np.nan, 1.0], "float64")], ("grad",)))
+    cases.append(("grad_clip_bounds_tensor", "lambda x, lo: tf.clip_by_value(x, lo, 2.0)",
+                  [a([-1.0, 0.0, 1.0, 2.0, 3.0], "float64"), a(0.0, "float64")], ("grad",)))
+    cases.append(("grad_clip_lo", "lambda lo, x: tf.clip_by_value(x, lo, 2.0)",
+                  [a(0.0, "float64"), a([-1.0, 0.0, 1.0, 2.0, 3.0], "float64")], ("grad",)))
+    cases.append(("grad_norm_rows_zero", "lambda x: tf.norm(x, axis=1)", [Z.astype("float64")],
+                  ("grad",)))
+    cases.append(("grad_norm_ord1", "lambda x: tf.norm(x, ord=1)", [G], ("grad",)))
+    cases.append(("grad_norm_inf", "lambda x: tf.norm(x, ord=np.inf)",
+                  [a([1.0, -3.0, 3.0], "float64")], ("grad",)))
+    cases.append(("grad_softmax_neg_inf", "lambda x: tf.nn.softmax(x)[..., 0]",
+                  [a([[0.0, -np.inf, 1.0], [2.0, 2.0, 2.0]], "float64")], ("grad",)))
+    cases.append(("grad_log_softmax_neg_inf", "lambda x: tf.nn.log_softmax(x)[..., 0]",
+                  [a([[0.0, -np.inf, 1.0], [2.0, 2.0, 2.0]], "float64")], ("grad",)))
+    return cases
+
+
+def all_cases():
+    return elementwise() + reductions() + losses() + metrics() + nn() + gradients()
