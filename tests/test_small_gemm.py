@@ -30,8 +30,11 @@ def small_path(monkeypatch):
 SHAPES = [
     ((245, 64, 64), True),    # m*k*n = 1,003,520: just past SMALL_GEMM
     ((244, 64, 64), False),   # 999,424: OpenBLAS's small path takes it whole
-    ((8192, 16, 16), True),   # k*n = 256 = MIN_KN
-    ((8192, 15, 17), False),  # 255: too little work a block
+    ((8192, 16, 16), True),   # k*n = 256: blocks of 64 rows hold MIN_BLOCK_WORK
+    ((8192, 15, 17), True),   # 255: blocks of 128 rows
+    ((16384, 4, 16), True),   # 64: blocks of 256 rows
+    ((40000, 4, 8), True),    # 32 = MIN_KN: blocks of 512 rows, a tail of 64
+    ((40000, 3, 10), False),  # 30: past the narrowest measured
     ((1000, 128, 64), True),  # blocks of 64 rows (64 * 8192 < SMALL_GEMM)
     ((1000, 256, 64), True),  # blocks of 32 rows (64 * 16384 > SMALL_GEMM), a tail of 8
     ((100, 1000, 125), True),  # k*n = 125,000: blocks of MIN_ROWS = 8 rows are small GEMMs
@@ -98,6 +101,27 @@ def test_the_widest_right_matrix_of_each_dtype(shape, blocked32, blocked64, smal
             assert_same_bits(linalg.matmul_2d(a, b), want)
 
 
+def test_the_shape_rules_answer_from_a_bounded_table(monkeypatch):
+    """Every GEMM past SMALL_GEMM asks the shape rules; their answers come from a table,
+    keyed with HAS_SMALL_PATH too, cleared when it fills, and always the rule's own."""
+    monkeypatch.setattr(small_gemm, "_DECIDED", {})
+    monkeypatch.setattr(small_gemm, "HAS_SMALL_PATH", True)
+    assert blocked_shape(2048, 64, 64, np.float32)
+    monkeypatch.setattr(small_gemm, "HAS_SMALL_PATH", False)
+    assert not blocked_shape(2048, 64, 64, np.float32)
+    assert not small_gemm.inner_blocked_shape(32, 2048, 32, np.float32)
+    monkeypatch.setattr(small_gemm, "HAS_SMALL_PATH", True)
+    monkeypatch.setattr(small_gemm, "_MAX_DECIDED", 4)
+    for m in range(300, 320):
+        blocked_shape(m, 64, 64, np.float32)
+    assert len(small_gemm._DECIDED) <= 4
+    for shape, _ in SHAPES + INNER_SHAPES:
+        for rule in (blocked_shape, small_gemm.inner_blocked_shape):
+            for dtype in (np.float32, np.float64, np.int64):
+                assert rule(*shape, dtype) is rule.__wrapped__(*shape, dtype)
+                assert rule(*shape, dtype) is rule.__wrapped__(*shape, dtype)  # remembered
+
+
 def test_no_blocks_without_the_small_path(monkeypatch):
     monkeypatch.setattr(small_gemm, "HAS_SMALL_PATH", False)
     assert not blocked_shape(2048, 64, 64, np.float32)
@@ -122,7 +146,7 @@ def test_eager_matmul_is_the_rule_written_out(shape, blocked, dtype, small_path)
         assert_same_bits(linalg.matmul_2d(np.asfortranarray(a), b), np.asfortranarray(a) @ b)
 
 
-@pytest.mark.parametrize("shape, blocked", SHAPES[:4] + SHAPES[5:6] + SHAPES[-2:])
+@pytest.mark.parametrize("shape, blocked", SHAPES[:9:2] + SHAPES[8:9] + SHAPES[-2:])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_generated_code_and_interpreter_have_eager_bits(shape, blocked, dtype, small_path):
     """Forward and backward (g @ W.T, x.T @ g), of a new matmul result too (generated code

@@ -12,13 +12,18 @@ stacked matmul of ``(m / 64, 64, k) @ (k, n)`` (NumPy calls BLAS once per block)
 small kernels. Measured, one thread, float32 / float64 (CPU time, the blocked form over the
 plain one): 2048x64x64 0.84 / 0.83, 512x64x64 0.76 / 0.84, 2048x32x32 0.69 / 0.76,
 2048x64x8 0.75 / 0.41, 2048x8x64 0.76 / 0.66, 2048x128x64 0.83 / 0.84, 256x64x64 0.91 / 0.85;
-where a block holds little work the calls cost more than they save (2048x2x32 1.71 / 1.20,
-4096x4x4 1.04 / 1.46): hence ``MIN_KN``.
+where a block holds little work the calls cost more than they save (2048x2x32 in blocks of 64:
+1.71 / 1.20, 4096x4x4: 1.04 / 1.46; both small GEMMs already).
 
 Wider or deeper right matrices take blocks of fewer rows: ``row_block(k, n)`` is the largest
 power of two up to ``ROW_BLOCK`` (64) whose block is still a small GEMM
 (``rows * k * n <= SMALL_GEMM``), and at least ``MIN_ROWS`` (8: blocks of fewer rows than
-the kernels' own tiles lose). Measured on a grid of m 16-8,192 and k, n 16-1,024 (blocked
+the kernels' own tiles lose). Narrower ones (k * n < 256) take more rows, so that a block
+holds at least ``MIN_BLOCK_WORK`` multiply-adds (the call per block costs more than it
+saves below): measured, blocked over plain, float32 / float64, 8192x16x8 in blocks of 128:
+0.84 / 0.45, 8192x8x16: 0.60 / 0.52, 8192x2x64: 0.53 / 0.65, 16384x4x16 in blocks of 256:
+0.55 / 0.45, 32768x4x8 in blocks of 512: 0.49 / 0.34; down to k * n = ``MIN_KN`` (32,
+the narrowest measured). Measured on a grid of m 16-8,192 and k, n 16-1,024 (blocked
 over plain, one thread, CPU time, interleaved), float32: every shape the rule blocks gains,
 0.52-0.93 (1024x64x256 in blocks of 32: 0.87-0.91, 64x256x64: 0.82-0.85, 64x64x1024 in
 blocks of 8: 0.64, 512x256x256: 0.92, 256x128x512: 0.92); float64 gains as much where
@@ -72,7 +77,8 @@ import numpy as np
 ROW_BLOCK = 64           # rows per GEMM at most
 MIN_ROWS = 8             # rows per GEMM at least
 SMALL_GEMM = 10 ** 6     # OpenBLAS's small-matrix limit, in multiply-adds (m * n * k)
-MIN_KN = 256             # k * n: less work a block and the calls cost more than they save
+MIN_KN = 32              # k * n at least (the narrowest measured)
+MIN_BLOCK_WORK = 1 << 14  # multiply-adds a block at least: narrower rows take more rows
 MAX_K = 1024             # k (measured up to 1,024)
 MAX_N = {np.dtype(np.float32): 1024, np.dtype(np.float64): 128}  # n: measured up to 1,024;
 #                          wider float64 results gain little or lose
@@ -101,12 +107,17 @@ HAS_SMALL_PATH = _has_small_path()
 def row_block(k, n):
     """Rows per GEMM of a row-blocked ``(m, k) @ (k, n)``: the largest power of two up to
     ``ROW_BLOCK`` whose GEMM is small (``rows * k * n <= SMALL_GEMM``), or None where even
-    ``MIN_ROWS`` rows are not.
+    ``MIN_ROWS`` rows are not; for k * n below 256, the smallest power of two from
+    ``ROW_BLOCK`` whose GEMM holds ``MIN_BLOCK_WORK`` multiply-adds.
 
     >>> row_block(64, 64), row_block(64, 256), row_block(256, 256), row_block(512, 512)
     (64, 32, 8, None)
+    >>> row_block(16, 8), row_block(4, 16), row_block(4, 8)
+    (128, 256, 512)
     """
     rows = ROW_BLOCK
+    while rows * k * n < MIN_BLOCK_WORK:
+        rows *= 2
     while rows * k * n > SMALL_GEMM:
         if rows == MIN_ROWS:
             return None
@@ -114,6 +125,27 @@ def row_block(k, n):
     return rows
 
 
+_DECIDED = {}  # (rule, m, k, n, dtype, HAS_SMALL_PATH) -> the rule's answer
+_MAX_DECIDED = 4096
+
+
+def _remembered(rule):
+    """``rule(m, k, n, dtype)`` (a function of its arguments and ``HAS_SMALL_PATH`` alone)
+    answered from a table: every GEMM past ``SMALL_GEMM`` asks, and a program's shapes repeat
+    (the rule's own arithmetic took ~0.5 us a GEMM; the table is cleared when it fills)."""
+    def decide(m, k, n, dtype):
+        key = (rule, m, k, n, dtype, HAS_SMALL_PATH)
+        answer = _DECIDED.get(key)
+        if answer is None:
+            if len(_DECIDED) >= _MAX_DECIDED:
+                _DECIDED.clear()
+            answer = _DECIDED[key] = rule(m, k, n, dtype)
+        return answer
+    decide.__doc__, decide.__name__, decide.__wrapped__ = rule.__doc__, rule.__name__, rule
+    return decide
+
+
+@_remembered
 def blocked_shape(m, k, n, dtype):
     """Whether a 2-D ``(m, k) @ (k, n)`` GEMM of ``dtype`` runs in row blocks (the shapes and
     dtype alone; ``row_blocked`` adds the layout).
@@ -124,17 +156,20 @@ def blocked_shape(m, k, n, dtype):
     False
     """
     dtype = np.dtype(dtype)
-    return (HAS_SMALL_PATH and dtype in _DTYPES and MIN_KN <= k * n and k <= MAX_K
-            and n <= MAX_N[dtype] and SMALL_GEMM < m * k * n <= MAX_WORK
-            and row_block(k, n) is not None and not inner_blocked_shape(m, k, n, dtype))
+    return bool(HAS_SMALL_PATH and dtype in _DTYPES and MIN_KN <= k * n and k <= MAX_K
+                and n <= MAX_N[dtype] and SMALL_GEMM < m * k * n <= MAX_WORK
+                and row_block(k, n) is not None and not inner_blocked_shape(m, k, n, dtype))
 
 
 def row_blocked(a, b):
     """Whether ``a @ b`` (2-D NumPy arrays, ``b`` C-contiguous) runs as ``matmul_rows``:
     ``blocked_shape`` and a C-contiguous ``a`` of ``b``'s dtype (its blocks are then views)."""
-    if a.shape[0] * a.shape[1] * b.shape[1] <= SMALL_GEMM or a.dtype != b.dtype:
+    m, k = a.shape
+    n = b.shape[1]
+    if m * k * n <= SMALL_GEMM:
         return False  # the common small case, decided cheaply
-    return a.flags.c_contiguous and blocked_shape(a.shape[0], a.shape[1], b.shape[1], a.dtype)
+    dtype = a.dtype
+    return dtype == b.dtype and blocked_shape(m, k, n, dtype) and a.flags.c_contiguous
 
 
 def matmul_rows(a, b, out=None):
@@ -167,6 +202,7 @@ def inner_block(m, n):
     return kb
 
 
+@_remembered
 def inner_blocked_shape(m, k, n, dtype):
     """Whether a 2-D ``(m, k) @ (k, n)`` GEMM of ``dtype`` runs in inner blocks (the shapes and
     dtype alone; ``inner_blocked`` adds the layout).
@@ -176,8 +212,8 @@ def inner_blocked_shape(m, k, n, dtype):
     >>> inner_blocked_shape(32, 512, 32, np.float32)  # 0.5 M multiply-adds: small already
     False
     """
-    return (HAS_SMALL_PATH and MIN_MN <= m * n <= MAX_MN and SMALL_GEMM < m * k * n <= MAX_WORK
-            and k >= 2 * inner_block(m, n) and np.dtype(dtype) in _DTYPES)
+    return bool(HAS_SMALL_PATH and MIN_MN <= m * n <= MAX_MN and SMALL_GEMM < m * k * n <= MAX_WORK
+                and k >= 2 * inner_block(m, n) and np.dtype(dtype) in _DTYPES)
 
 
 def inner_blocked(a, b):
@@ -186,9 +222,10 @@ def inner_blocked(a, b):
     views BLAS reads in place) of ``b``'s dtype."""
     m, k = a.shape
     n = b.shape[1]
-    if m * k * n <= SMALL_GEMM or a.dtype != b.dtype or not a.flags.forc:
+    if m * k * n <= SMALL_GEMM:
         return False
-    return inner_blocked_shape(m, k, n, a.dtype)
+    dtype = a.dtype
+    return dtype == b.dtype and inner_blocked_shape(m, k, n, dtype) and a.flags.forc
 
 
 def matmul_inner(a, b, out=None):
