@@ -56,7 +56,7 @@ from tapegrad.core import hooks
 from tapegrad.primitives import memo
 from tapegrad.primitives.api import is_unit
 from tapegrad.compile import derivative_cache
-from tapegrad.compile.replay import Replay, getter
+from tapegrad.compile.replay import Replay
 from tapegrad.tape.backward import backward, reachable_from
 from tapegrad.tape.gradient_tape import GradientTape
 
@@ -76,20 +76,69 @@ _hits = [0]
 class _Recorded:
     """One structure's compiled pass and the plan to show its operations to the recorders."""
 
-    __slots__ = ("fn", "source", "takes", "n_made", "single", "consts", "plan", "results",
-                 "remember", "extra")
+    __slots__ = ("fn", "source", "takes", "n_made", "consts", "plan", "results", "remember",
+                 "extra", "run")
 
-    def __init__(self, fn, source, takes, n_made, consts, plan, results, remember, extra):
+    def __init__(self, fn, source, takes, n_made, consts, plan, results, remember, extra,
+                 sizes):
         self.fn, self.source, self.n_made = fn, source, n_made
-        self.single = n_made == 1
-        # the program's arguments: positions in the leaves, entry outputs and cotangents
-        leaves, outs, cts, _ = takes
-        self.takes = (getter(leaves), getter(outs), cts)
+        self.takes = takes      # the program's arguments: (leaf, output, cotangent positions)
         self.consts = consts    # the rules' constant tensors (the pool's part after cts)
-        self.plan = plan        # per recorded operation: (prim, args getter, params, made index)
+        self.plan = plan        # per recorded operation: (prim, pool positions, params, made)
         self.results = results  # per source: its pool index, or None
         self.remember = remember  # (pool index of ans, key, pool index of d)
         self.extra = extra      # what besides the structure the key held (checked per call)
+        self.run = _runner(self, *sizes)  # sizes: how many leaves and outputs
+
+
+def _runner(c, n_leaves, n_outs):
+    """``run(leaves, outs, cts, keep=True) -> (ops, {result index: cotangent})``: the program
+    called on the tape's values, its made tensors wrapped and put into the recorders'
+    operations ``(prim, args, params, out)``, in order, the derived values remembered
+    (``keep``; not while the check runs beside the interpreter, which remembers its own): straight-line
+    Python generated per structure (a loop over the plan cost ~3 us an operation, mostly
+    tuple building by index)."""
+    n_cts = sum(not unit for unit in c.extra[0])  # the cotangents that are no unit
+    ns = {"fn": c.fn, "wrap": Tensor._wrap, "remember": memo.remember}
+    n_given = n_leaves + n_outs + n_cts
+
+    def name(i):  # pool position -> the expression that holds that value
+        if i < n_leaves:
+            return f"L[{i}]"
+        if i < n_leaves + n_outs:
+            return f"O[{i - n_leaves}]"
+        if i < n_given:
+            return f"G[{i - n_leaves - n_outs}]"
+        if i < n_given + len(c.consts):
+            ns[f"c{i}"] = c.consts[i - n_given]
+            return f"c{i}"
+        return f"m{i - n_given - len(c.consts)}"
+
+    leaves, outs, cts = c.takes[:3]
+    args = [f"L[{p}]._value" for p in leaves] + [f"O[{p}]._value" for p in outs] + \
+        [f"G[{j}]._value" for j in cts]
+    lines = ["def run(L, O, G, keep=True):", f"    r = fn({', '.join(args)})"]
+    first = n_given + len(c.consts)
+    used = {m for _, _, _, m in c.plan}
+    used.update(i - first for _, at, _, _ in c.plan for i in at if i >= first)
+    used.update(i - first for i in c.results if i is not None and i >= first)
+    used.update(i - first for a, _, d in c.remember for i in (a, d) if i >= first)
+    for m in sorted(used):
+        lines.append(f"    m{m} = wrap(r)" if c.n_made == 1 else f"    m{m} = wrap(r[{m}])")
+    ops = []
+    for k, (prim, at, params, m) in enumerate(c.plan):
+        ns[f"p{k}"], ns[f"q{k}"] = prim, params
+        ops.append(f"(p{k}, ({''.join(name(i) + ', ' for i in at)}), q{k}, m{m})")
+    lines.append(f"    ops = [{', '.join(ops)}]")
+    if c.remember:
+        lines.append("    if keep:")
+    for j, (a, key, d) in enumerate(c.remember):
+        ns[f"k{j}"] = key
+        lines.append(f"        remember({name(a)}, k{j}, {name(d)})")
+    res = ", ".join(f"{j}: {name(i)}" for j, i in enumerate(c.results) if i is not None)
+    lines.append(f"    return ops, {{{res}}}")
+    exec(compile("\n".join(lines), "<tapegrad recorded runner>", "exec"), ns)
+    return ns["run"]
 
 
 def gradient(entries, n, targets, source_ids):
@@ -128,38 +177,24 @@ def gradient(entries, n, targets, source_ids):
     else:
         sources = rep.sources
     _hits[0] += 1
-    pool, made = _run(compiled, leaves, outs, targets)
-    ops = [(prim, get(pool), params, made[m]) for prim, get, params, m in compiled.plan]
+    ops, res = compiled.run(leaves, outs, _cts(targets, compiled))
     for r in recs:  # each a GradientTape: its records in the pass's order
         r.record_many(ops)
-    for a, name, d in compiled.remember:
-        memo.remember(pool[a], name, pool[d])
-    return {sid: pool[p] for (_, sid), p in zip(sources, compiled.results) if p is not None}
+    return {sid: res[j] for j, (_, sid) in enumerate(sources) if j in res}
 
 
-def _run(compiled, leaves, outs, targets):
-    """The program on this tape's values: ``(pool, made)``, the pool being the leaves, the
-    entry outputs, the cotangents, the rules' constants and the made tensors, in that order."""
-    get_leaves, get_outs, cts_at = compiled.takes
-    # the cotangents that are program inputs (a unit one is built into the program)
-    cts = [g for g, unit in zip(targets.values(), compiled.extra[0]) if not unit]
-    vals = [t._value for t in get_leaves(leaves) + get_outs(outs)]
-    vals += [cts[j]._value for j in cts_at]
-    r = compiled.fn(*vals)
-    wrap = Tensor._wrap
-    made = [wrap(r)] if compiled.single else list(map(wrap, r))
-    return list(leaves) + list(outs) + cts + compiled.consts + made, made
+def _cts(targets, compiled):
+    """The targets' cotangents that are program inputs (a unit one is built into it)."""
+    return [g for g, unit in zip(targets.values(), compiled.extra[0]) if not unit]
 
 
 def _extra(leaves, outs, recs, units, pos):
     """What a rule sees besides the structure (see the module doc), or None where this pass
     stays interpretive."""
-    layouts = tuple(a._value.strides for a in leaves)
+    layouts = tuple([a._value.strides for a in leaves])
     reused = []
-    for k, out in enumerate(outs):
-        dv = memo.derived_values(out)
-        if not dv:
-            continue
+    for k, dv in memo.derived_on(outs):
+        out = outs[k]
         for name, d in dv.items():
             if not memo.reusable(recs, out, d):
                 continue  # the rule would make it afresh, as the traced pass does
@@ -265,8 +300,8 @@ def _verify(compiled, entries, n, leaves, outs, targets, source_ids, recs):
     spy = _Spy(live)
     with recording(tuple(recs) + (spy,)):
         cts = backward(entries, targets, source_ids, reachable_from(entries, source_ids))
-    _, made = _run(compiled, leaves, outs, targets)
-    mine = [made[m] for _, _, _, m in compiled.plan]
+    ops, _ = compiled.run(leaves, outs, _cts(targets, compiled), False)
+    mine = [op[3] for op in ops]
     same = not spy.unsafe and len(mine) == len(spy.outs) and all(map(_same, mine, spy.outs))
     return cts, same
 
@@ -320,7 +355,7 @@ def _compile(entries, n, leaves, targets, key, sources, extra):
         names += [c.var.name for c in b.constants]
         names += [v.name for v in made_vars]
         at = {name: i for i, name in enumerate(names)}
-        plan = tuple((e.prim, getter([at[v.name] for v in e.inputs]), e.kwargs, m)
+        plan = tuple((e.prim, tuple(at[v.name] for v in e.inputs), e.kwargs, m)
                      for m, e in enumerate(equations) if not e.prim.nondiff)
         pool_of = {id(s): i for i, s in enumerate(syms + outs)}
         res = []
@@ -346,7 +381,7 @@ def _compile(entries, n, leaves, targets, key, sources, extra):
     except Exception:  # noqa: BLE001 - any failure: this structure stays interpretive
         return None
     return _Recorded(fn, source, takes, len(made_vars), consts, plan, tuple(res),
-                     tuple(remember), extra)
+                     tuple(remember), extra, (len(syms), len(outs)))
 
 
 def hits():

@@ -123,6 +123,23 @@ def derived_values(ans):
     return dict(entry[1])
 
 
+def derived_on(outs):
+    """``[(k, {key: tensor})]`` for the tensors ``outs[k]`` that have derived values now, in
+    order: ``derived_values`` of each, in one call (a compiled pass checks every output of
+    its tape at every call, ``compile/recorded_pass.py``).
+
+    >>> derived_on([object()])
+    []
+    """
+    got = []
+    get = _memo.get
+    for k, ans in enumerate(outs):
+        entry = get(id(ans))
+        if entry is not None and entry[0]() is ans and entry[1]:
+            got.append((k, dict(entry[1])))
+    return got
+
+
 class given:
     """``with given({id(ans): (ans, {key: d})}):`` ``derived`` answers ``d`` for these
     ``ans`` (stand-ins of a traced pass: ``compile/derivative_cache.py`` hands the symbolic
