@@ -394,3 +394,50 @@ def test_record_many_keeps_what_record_keeps_one_by_one():
         assert [tuple(map(id, e[1])) + (id(e[3]),) for e in many._entries] == \
             [tuple(map(id, e[1])) + (id(e[3]),) for e in one._entries]
         assert many._watched == one._watched
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_structure_that_changes_at_call_3_under_a_persistent_outer_tape(dtype):
+    # a Python ``if`` on a value picks another inner function from call 3 on (and back at
+    # call 6); the persistent outer tape is asked for its gradient twice and its Jacobian;
+    # the watched input is read after every tape is gone
+    calls = [0]
+
+    def step(w, x):
+        calls[0] += 1
+        with tf.GradientTape(persistent=True) as outer:
+            outer.watch(w)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                h = tf.tanh(x * w)
+                if float(tf.reduce_sum(w)) > 0 and 3 <= calls[0] <= 5:  # the value decides
+                    h = h * tf.sin(x) + h
+                y = tf.reduce_sum(h * x)
+            g = inner.gradient(y, x)
+            s = tf.reduce_sum(g * g)
+        first = outer.gradient(s, w)
+        again = outer.gradient(s, w)
+        jac = outer.jacobian(g, w)
+        del outer, inner
+        return [g, first, again, jac, x * 1.0]
+
+    rng = np.random.default_rng(11)
+    w = tf.constant(np.abs(rng.standard_normal(4)).astype(dtype))
+    xs = [rng.standard_normal(4).astype(dtype) for _ in range(8)]
+    xs[4][0], xs[5][1], xs[6][2] = np.nan, np.inf, -0.0
+    hits = []
+    for i, x0 in enumerate(xs):
+        x = tf.constant(x0)
+        before = recorded_pass.hits()
+        calls[0] = i  # the cached and the plain run see the same call number
+        got = _numpy(step(w, x))
+        hits.append(recorded_pass.hits() > before)
+        tf.config.set_derivative_cache(False)
+        try:
+            calls[0] = i
+            want = _numpy(step(w, x))
+        finally:
+            tf.config.set_derivative_cache(True)
+        assert _bits(got) == _bits(want), f"call {i + 1}"
+        assert np.asarray(x0).tobytes() == x.numpy().tobytes()  # read after the tapes left
+    assert hits[-1]  # the first structure back again: its program runs
