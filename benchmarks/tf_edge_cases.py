@@ -338,5 +338,84 @@ def gradients():
     return cases
 
 
+C64 = a([1 + 2j, -3 - 4j, 0.5 - 2j, 2 + 1j, -1.5 + 0.25j, 0.1j], "complex64")
+
+
+def complex_and_keras_ops():
+    """Complex elementwise ops and reductions (finite nonzero values: at zeros, overflow
+    and infinite parts TensorFlow's complex kernels give NaN where NumPy's follow C99's
+    annex G, README), integer
+    reductions and segment ops with keepdims and int dtypes, and ``keras.ops`` at specials."""
+    cases = []
+    for dt in ("complex64", "complex128"):
+        c = C64.astype(dt)
+        for op in ("abs", "exp", "log", "sqrt", "square", "negative", "sign", "reciprocal",
+                   "tanh", "sin", "cos", "real", "imag", "conj"):
+            cases.append((f"c_{op}_{dt}", f"lambda x: tf.math.{op}(x)", [c], EAGER_FN))
+        for op in ("add", "multiply", "divide", "subtract", "pow", "equal"):
+            cases.append((f"c_{op}_{dt}", f"lambda x, y: tf.math.{op}(x, y)",
+                          [c, c[::-1].copy()], EAGER_FN))
+        for op in ("reduce_sum", "reduce_mean", "reduce_prod"):
+            cases.append((f"c_{op}_{dt}", f"lambda x: tf.math.{op}(x)", [c], EAGER_FN))
+    cg = a([1 + 2j, -3 - 4j, 0.5j], "complex128")
+    for src in ("tf.abs(x)", "tf.math.real(x * x)", "tf.math.imag(tf.exp(x))",
+                "tf.math.abs(tf.sqrt(x))", "tf.math.real(x * tf.math.conj(x))"):
+        cases.append(("cgrad_" + "".join(ch if ch.isalnum() else "_" for ch in src),
+                      f"lambda x: {src}", [cg], ("grad",)))
+    for d in INTS:
+        v = a([[7, 3, 0], [5, 2, 9]] if d.startswith("u") else [[-7, 3, 0], [5, -2, 9]], d)
+        for src in ("tf.math.reduce_sum(x, axis=-1, keepdims=True)",
+                    "tf.math.reduce_prod(x, axis=-1, keepdims=True)",
+                    "tf.math.reduce_max(x, axis=-1, keepdims=True)",
+                    "tf.math.reduce_mean(x, axis=-1, keepdims=True)",
+                    "tf.math.cumsum(x, axis=1)", "tf.clip_by_value(x, 1, 5)",
+                    "tf.math.argmax(x, axis=1, output_type=tf.int32)",
+                    "tf.math.unsorted_segment_sum(x, [1, 0], 3)",
+                    "tf.math.unsorted_segment_max(x, [1, 1], 3)",
+                    "tf.math.unsorted_segment_mean(x, [1, 1], 2)",
+                    "tf.math.segment_mean(x, [0, 0])", "tf.math.count_nonzero(x, axis=0)",
+                    "keras.ops.sum(x, axis=0)", "keras.ops.mean(x, axis=0)",
+                    "keras.ops.prod(x)", "keras.ops.max(x)", "keras.ops.var(x)",
+                    "keras.ops.cumsum(x)", "keras.ops.square(x)", "keras.ops.divide(x, 2)",
+                    "keras.ops.round(x)", "keras.ops.argmax(x, axis=1)",
+                    "keras.ops.clip(x, 1, 5)", "keras.ops.one_hot(x, 4)"):
+            name = "".join(ch if ch.isalnum() else "_" for ch in src)
+            cases.append((f"{name}_{d}", f"lambda x: {src}", [v], EAGER_FN))
+    # (no -0.0: relu and maximum give +0.0, TensorFlow's kernels either sign, README)
+    f = a([[0.5, 1.5, 2.5, -0.5, -1.5, -2.5], [np.nan, np.inf, 0.0, 1e30, -1e-30, 3.0]],
+          "float32")
+    for src in ("keras.ops.round(x)", "tf.round(x)", "keras.ops.mean(x, axis=1)",
+                "keras.ops.std(x, axis=0)", "keras.ops.log_softmax(x)", "keras.ops.sigmoid(x)",
+                "keras.ops.relu6(x)", "keras.ops.elu(x)", "keras.ops.selu(x)",
+                "keras.ops.gelu(x)", "keras.ops.gelu(x, approximate=False)",
+                "keras.ops.leaky_relu(x)", "keras.ops.softplus(x)", "keras.ops.log_sigmoid(x)",
+                "keras.ops.silu(x)", "keras.ops.sign(x)", "keras.ops.floor(x)",
+                "keras.ops.ceil(x)", "keras.ops.clip(x, -1.0, 1.0)",
+                "keras.ops.maximum(x, 0.0)", "keras.ops.power(x, 2.0)",
+                "keras.ops.power(x, 0.5)", "keras.ops.square(x)",
+                "keras.ops.sqrt(x)", "keras.ops.log1p(x)", "keras.ops.expm1(x)",
+                "keras.ops.abs(x)", "keras.ops.exp(x)", "keras.ops.log(x)",
+                "keras.ops.tanh(x)", "keras.ops.true_divide(x, 0.0)", "keras.ops.var(x)",
+                "keras.ops.max(x, axis=1)", "keras.ops.norm(x)",
+                "keras.ops.norm(x, ord=1, axis=1)", "keras.ops.softsign(x)",
+                "keras.ops.relu(x)", "keras.ops.normalize(x)"):
+        cases.append(("kf_" + "".join(ch if ch.isalnum() else "_" for ch in src),
+                      f"lambda x: {src}", [f], EAGER_FN))
+    # pow's values at -0.0 and -inf (+0.0, +inf); TensorFlow's tf.function rewrites the
+    # exponent 0.5 to sqrt (-0.0, NaN), so only its eager numbers are pow's (README)
+    cases.append(("kf_power_negative_half", "lambda x: keras.ops.power(-x, 0.5)", [f],
+                  ("eager",)))
+    g = a([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0, 6.0], "float64")
+    for src in ("keras.ops.relu(x)", "keras.ops.relu6(x)", "keras.ops.abs(x)",
+                "keras.ops.sqrt(keras.ops.abs(x))", "keras.ops.clip(x, -1.0, 1.0)",
+                "keras.ops.maximum(x, 1.0)", "keras.ops.elu(x)", "keras.ops.leaky_relu(x)",
+                "keras.ops.norm(x * 0.0)", "keras.ops.std(x)", "keras.ops.round(x)",
+                "keras.ops.sign(x)", "keras.ops.softplus(x)", "keras.ops.log_sigmoid(x)"):
+        cases.append(("kg_" + "".join(ch if ch.isalnum() else "_" for ch in src),
+                      f"lambda x: {src}", [g], ("grad",)))
+    return cases
+
+
 def all_cases():
-    return elementwise() + reductions() + losses() + metrics() + nn() + gradients()
+    return (elementwise() + reductions() + losses() + metrics() + nn() + gradients()
+            + complex_and_keras_ops())

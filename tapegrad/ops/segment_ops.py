@@ -73,12 +73,14 @@ def _counts(x, ids, n):
     return math_ops.maximum(c, 1)
 
 
-def _mean(x, ids, n):
+def _mean(x, ids, n, truncate=True):
     s = _sum(x, ids, n)
     c = _counts(x, ids, n)
-    if x.dtype.kind in "iu":  # TensorFlow's integer mean truncates toward zero
+    if truncate and x.dtype.kind == "u":  # TensorFlow's SegmentMean truncates toward zero
+        return math_ops.floordiv(s, c)
+    if truncate and x.dtype.kind == "i":
         return math_ops.multiply(math_ops.floordiv(math_ops.abs(s), c), math_ops.sign(s))
-    return s / c
+    return s / c  # (integers: TensorFlow's unsorted mean is summed / N, a true division)
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
@@ -95,7 +97,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
     """The mean of the rows of each segment (0 for an empty one; negative ids dropped)."""
     x, ids = _args(data, segment_ids, "UnsortedSegmentMean")
-    return _mean(x, ids, _num(num_segments))
+    return _mean(x, ids, _num(num_segments), truncate=False)
 
 
 def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):

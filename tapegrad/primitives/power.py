@@ -23,7 +23,21 @@ def _ones(x):  # x ** 0 (and ** -0.0) is 1 for every x, NaN included
 
 # x ** v for each of those exponents, by its exact operation (x has the result's dtype;
 # large results in recycled memory, as NumPy's power's); positive copies x, -0.0 and NaN
-_EXACT = {2.0: recycling(xp.square, xp.square), 0.5: recycling(xp.sqrt, xp.sqrt),
+_sqrt = recycling(xp.sqrt, xp.sqrt)
+
+
+def _half(x):
+    """x ** 0.5 by sqrt, with pow's values where they differ: pow(-0.0, 0.5) is +0.0 and
+    pow(-inf, 0.5) is +inf (C's pow, TensorFlow's), where sqrt gives -0.0 and NaN."""
+    r = _sqrt(x)
+    if not isinstance(r, np.ndarray):
+        return r.dtype.type(np.inf) if x == -np.inf else r + r.dtype.type(0)
+    xp.add(r, 0.0, out=r, casting="unsafe")  # -0.0 + 0.0 is +0.0; nothing else changes
+    xp.copyto(r, np.inf, where=(x == -np.inf))
+    return r
+
+
+_EXACT = {2.0: recycling(xp.square, xp.square), 0.5: _half,
           -1.0: recycling(xp.reciprocal, xp.reciprocal),
           1.0: recycling(xp.positive, xp.positive), 0.0: _ones}
 _EXPONENTS = tuple(sorted(_EXACT))

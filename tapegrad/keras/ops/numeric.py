@@ -244,7 +244,12 @@ amax, amin = max, min
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
+    """The product; booleans and 8/16-bit integers multiply in int32 (uint32), as Keras's."""
     x = convert_to_tensor(x, dtype)
+    if dtype is None and x.dtype.name in ("bool", "int8", "int16"):
+        x = tf.cast(x, "int32")
+    elif dtype is None and x.dtype.name in ("uint8", "uint16"):
+        x = tf.cast(x, "uint32")
     return tf.reduce_prod(x, axis=_axis(axis), keepdims=keepdims)
 
 
