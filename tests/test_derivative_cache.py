@@ -27,11 +27,13 @@ def fresh_cache(monkeypatch):
     derivative_cache.clear()
 
 
-@pytest.fixture(params=["loop", "tuples"])
+@pytest.fixture(params=["loop", "tuples", "generated"])
 def replay_check(request, monkeypatch):
-    """Both sides of ``replay.SHORT``: the replay check's loop and its whole-tuple form."""
+    """Both sides of ``replay.SHORT`` (the replay check's loop and its whole-tuple form) and
+    of ``replay.GENERATED_MAX`` (the check as generated code, made at the first match)."""
     from tapegrad.compile import replay
     monkeypatch.setattr(replay, "SHORT", 10**9 if request.param == "loop" else 0)
+    monkeypatch.setattr(replay, "GENERATED_MAX", 10**9 if request.param == "generated" else 0)
 
 
 def _grads(case, seed):
@@ -453,6 +455,52 @@ def test_replay_of_an_inner_gradients_fresh_cotangent(fresh_cache, replay_check)
     finally:
         tf.config.set_derivative_cache(True)
     _assert_same([t.numpy() for t in got], [t.numpy() for t in want])
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_the_generated_replay_check_starts_at_generated_max(depth, fresh_cache, monkeypatch):
+    # _loop_grad of 2 layers records 6 entries, of 3 layers 8: GENERATED_MAX = 7 generates
+    # the check of the first only; both keep replaying and stay the interpreter's bits
+    from tapegrad.compile import replay
+    monkeypatch.setattr(replay, "GENERATED_MAX", 7)
+    rng = np.random.default_rng(12)
+    x = tf.constant(rng.standard_normal((5, 4)))
+    ws = [tf.constant(rng.standard_normal((4, 4))) for _ in range(depth)]
+    for _ in range(6):
+        _assert_same([g.numpy() for g in _loop_grad(x, ws)],
+                     [g.numpy() for g in _loop_reference(x, ws)])
+    (rep,) = derivative_cache._replays.values()
+    assert len(rep.prims) == 2 * depth + 2
+    assert (rep.fast is not None) == (depth == 2)
+    assert derivative_cache.replay_hits() >= 2
+
+
+def test_the_generated_replay_check_of_a_persistent_tape(fresh_cache, replay_check):
+    # a persistent tape asked twice, the first time inside its block (which records that
+    # pass on the tape itself: the second sees more entries); each is the interpreter's
+    rng = np.random.default_rng(13)
+    x = tf.constant(rng.standard_normal((3, 4)))
+    ws = [tf.constant(rng.standard_normal((4, 4))) for _ in range(2)]
+
+    def step():
+        with tf.GradientTape(persistent=True) as g:
+            g.watch(ws)
+            h = tf.tanh(tf.matmul(tf.tanh(tf.matmul(x, ws[0])), ws[1]))
+            loss, total = tf.reduce_sum(h * h), tf.reduce_sum(h)
+            first = g.gradient(total, ws)
+        return first + g.gradient(loss, ws) + g.gradient(total, ws)
+
+    for _ in range(6):
+        got = step()
+        tf.config.set_derivative_cache(False)
+        try:
+            want = step()
+        finally:
+            tf.config.set_derivative_cache(True)
+        _assert_same([t.numpy() for t in got], [t.numpy() for t in want])
+    # the two passes after the block share the replay's slot (one length, first and last
+    # primitive): each replaces the other's, keyed anew, and no check is generated for them
+    assert derivative_cache.hits() >= 2
 
 
 def test_an_unconnected_source_is_never_replayed(fresh_cache, replay_check):

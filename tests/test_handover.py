@@ -11,10 +11,12 @@ import tapegrad as tf
 from tapegrad.compile import derivative_cache, recorded_pass, replay
 
 
-@pytest.fixture(autouse=True, params=["loop", "tuples"])
+@pytest.fixture(autouse=True, params=["loop", "tuples", "generated"])
 def fresh(request, monkeypatch):
-    # both forms of the replay check, which hand the pass its outputs in different sequences
+    # the three forms of the replay check, which hand the pass its outputs in different
+    # sequences
     monkeypatch.setattr(replay, "SHORT", 10**9 if request.param == "loop" else 0)
+    monkeypatch.setattr(replay, "GENERATED_MAX", 10**9 if request.param == "generated" else 0)
     derivative_cache.clear()
     recorded_pass.clear()
     tf.config.set_derivative_cache(True)

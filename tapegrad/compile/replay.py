@@ -36,6 +36,7 @@ import itertools
 import operator
 import weakref
 
+from tapegrad.compile import replay_code
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.primitives import memo
 from tapegrad.util.keys import FLOAT_TYPES, exact
@@ -46,6 +47,7 @@ _flat = itertools.chain.from_iterable
 repeat = itertools.repeat
 _CONCRETE = (Tensor, Variable)
 SHORT = 9  # entries from which whole-tuple comparisons cost less than a loop (measured)
+GENERATED_MAX = 256  # entries up to which a structure's check is generated code (its size)
 
 
 def getter(positions):
@@ -73,7 +75,7 @@ class Replay:
 
     __slots__ = ("compiled", "sources", "derived", "prims", "params", "exact_params", "nargs",
                  "out_types", "plan", "inner", "inner_refs", "first", "again", "again_leaf",
-                 "leaf_refs", "leaf_types", "targets", "source_ids")
+                 "leaf_refs", "leaf_types", "targets", "source_ids", "refs", "fast")
 
     def __init__(self, compiled, key, entries, n, leaves, targets, sources):
         self.compiled, self.sources = compiled, sources
@@ -84,7 +86,8 @@ class Replay:
         self.exact_params = tuple(
             (k, _exact_items(p)) for k, p in enumerate(self.params)
             if p and not FLOAT_TYPES.isdisjoint(map(type, p.values())))
-        refs = tuple(key[k][1] for k in range(n))
+        refs = self.refs = tuple(key[k][1] for k in range(n))
+        self.fast = None  # the generated check (replay_code.py), made at the first match
         self.plan = tuple(zip(self.prims, refs, self.params))
         self.nargs = tuple(map(len, refs))
         self.out_types = (Tensor,) * n
@@ -113,10 +116,32 @@ class Replay:
     def matches(self, entries, n, targets, source_ids):
         """``(leaves, outputs)``: this tape's leaves, in the key's order, and its entries'
         outputs, if its key is the remembered one's; else None."""
-        if source_ids != self.source_ids or len(targets) != len(self.targets):
+        if source_ids != self.source_ids or len(targets) != len(self.targets) \
+                or n != len(self.prims):
             return None
-        if n >= SHORT:
-            return self._tuples(entries, n, targets)
+        fast = self.fast
+        if fast is not None:
+            return fast(entries, targets)
+        found = self._tuples(entries, n, targets) if n >= SHORT else self._loop(
+            entries, targets)
+        if found is not None and n <= GENERATED_MAX:
+            # the structure repeats: from now on its check runs as generated code
+            self.fast = self._generated()
+        return found
+
+    def _generated(self):
+        """This tape's check as straight-line code (``replay_code.py``)."""
+        floats = {k for k, _ in self.exact_params}
+        kinds = tuple(2 if k in floats else 1 if p else 0 for k, p in enumerate(self.params))
+        make = replay_code.factory(self.refs, kinds, tuple(k for k, _ in self.targets),
+                                   tuple(r for r, _ in self.sources), self.derived)
+        return make(self.prims, self.params, tuple(
+            dict(self.exact_params).get(k) for k in range(len(self.prims))),
+            tuple(self.leaf_refs), tuple(kind for _, kind in self.targets),
+            tuple(sid for _, sid in self.sources), self._new_leaves)
+
+    def _loop(self, entries, targets):
+        """``matches`` by one loop over the entries, for short tapes."""
         # one loop over the entries, each check where its argument is: fewer fixed costs
         refs_, kinds = self.leaf_refs, self.leaf_types
         outs, got = [], [None] * len(refs_)
