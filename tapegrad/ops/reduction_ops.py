@@ -7,6 +7,7 @@ from tapegrad.core.tensor import Tensor
 from tapegrad.ops._convert import ALL_AXES, axes, axis1, cast, tensor
 from tapegrad.ops._kinds import NUMBERS, REAL, require, require_bool
 from tapegrad.primitives import reductions
+from tapegrad.primitives import shape as shape_prims
 from tapegrad.ops.elementwise_ops import (  # abs, complex: tf.math's, not the builtins
     abs, complex, exp, floordiv, imag, is_finite, log, maximum, multiply, not_equal, real,
     rsqrt, sign, sqrt, square, squared_difference, where)
@@ -108,8 +109,15 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
         if x.dtype.kind == "u":
             return cast(floordiv(s, np.uint64(n)), x.dtype)
         return cast(multiply(floordiv(abs(s), n), sign(s)), x.dtype)
-    s = bind(reductions.reduce_sum_p, x, axis=ax, keepdims=bool(keepdims))
     n = _count(x, ax)
+    if type(n) is int and n == 1:
+        # a mean of one element (a loss's mean over a last axis of size 1): the element
+        # itself, which TensorFlow copies too (no division: the same bits, NaN included),
+        # in one view instead of a sum and a division
+        shape = tuple(x.shape) if keepdims else tuple(
+            d for i, d in enumerate(x.shape) if i not in ax)
+        return bind(shape_prims.reshape_p, x, shape=shape)
+    s = bind(reductions.reduce_sum_p, x, axis=ax, keepdims=bool(keepdims))
     if n == 0:  # (a guard where n is a symbolic size) TensorFlow's mean over nothing is
         # +nan for floats (0 / 0 is -nan on x86) and 0 for complex numbers
         return s if x.dtype.kind == "c" else s + np.nan
