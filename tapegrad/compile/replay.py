@@ -138,7 +138,7 @@ class Replay:
         return make(self.prims, self.params, tuple(
             dict(self.exact_params).get(k) for k in range(len(self.prims))),
             tuple(self.leaf_refs), tuple(kind for _, kind in self.targets),
-            tuple(sid for _, sid in self.sources), self._new_leaves)
+            tuple(sid for _, sid in self.sources), tuple(self.leaf_types))
 
     def _loop(self, entries, targets):
         """``matches`` by one loop over the entries, for short tapes."""
@@ -210,22 +210,26 @@ class Replay:
         return got, outs
 
     def _new_leaves(self, got, outs):
-        """Whether leaves that are not the remembered objects may stand in their places:
-        concrete, of the same shape and dtype, in no other leaf's place, and no output of
-        this tape."""
-        ids = made = None
-        for a, r, kind in zip(got, self.leaf_refs, self.leaf_types):
-            if a is r():
-                continue
-            if type(a) not in _CONCRETE:
-                return False
-            v = a._value
-            # a tuple compares the (singleton) dtype by identity first: dtype != dtype alone
-            # asks NumPy's casting machinery, ~10x the cost
-            if (v.shape, v.dtype) != kind:
-                return False
-            if made is None:
-                ids, made = list(map(id, got)), set(map(id, outs))
-            if id(a) in made or ids.count(id(a)) != 1:
-                return False
-        return True
+        return new_leaves(got, outs, self.leaf_refs, self.leaf_types)
+
+
+def new_leaves(got, outs, leaf_refs, leaf_types):
+    """Whether leaves that are not the remembered objects (``leaf_refs``, weak) may stand in
+    their places: concrete, of the same shape and dtype (``leaf_types``), in no other leaf's
+    place, and no output of this tape."""
+    ids = made = None
+    for a, r, kind in zip(got, leaf_refs, leaf_types):
+        if a is r():
+            continue
+        if type(a) not in _CONCRETE:
+            return False
+        v = a._value
+        # a tuple compares the (singleton) dtype by identity first: dtype != dtype alone
+        # asks NumPy's casting machinery, ~10x the cost
+        if (v.shape, v.dtype) != kind:
+            return False
+        if made is None:
+            ids, made = list(map(id, got)), set(map(id, outs))
+        if id(a) in made or ids.count(id(a)) != 1:
+            return False
+    return True

@@ -12,8 +12,9 @@ against ~5) and a third of the loop's on W1's 7 entries.
 The code depends only on the wiring (per entry: the argument refs, whether it has params
 and float params, how many targets, where the sources and derived values sit), so it is
 compiled once per wiring (``factory``) and closed over each remembered tape's own objects
-(its primitives, params, leaves held weakly, target kinds, source ids) by ``make``, at the
-cost of a function call. The decisions are ``Replay``'s, check for check: the same tests
+(its primitives, params, leaves held weakly with their kinds, target kinds, source ids) by
+``make``, at the cost of a function call; nothing in the closure refers back to the
+``Replay``, so a replaced one is freed at once (no reference cycle). The decisions are ``Replay``'s, check for check: the same tests
 run all three forms on the same tapes (``tests/test_derivative_cache.py``, ``replay_check``).
 
 >>> from tapegrad.compile import replay_code
@@ -76,7 +77,7 @@ def _compile(refs, kinds, targets, sources, derived):
     n_leaves = len(leaf)
     if sorted(leaf) != list(range(n_leaves)):
         raise ValueError("leaves are numbered by first use")
-    lines = ["def make(P, Q, E, W, KT, S, new_leaves):"]
+    lines = ["def make(P, Q, E, W, KT, S, KL):"]
     if n:
         lines.append(f"    {''.join(f'P{k}, ' for k in range(n))}= P")
     lines.append(f"    {''.join(f'Q{k}, ' for k in range(n))}= Q" if n else "    pass")
@@ -117,7 +118,7 @@ def _compile(refs, kinds, targets, sources, derived):
     outs = "(" + "".join(f"{o}, " for o in out) + ")"
     if n_leaves:
         same = " or ".join(f"{leaf[i]} is not W{i}()" for i in range(n_leaves))
-        lines.append(ind + f"if ({same}) and not new_leaves({got}, {outs}):")
+        lines.append(ind + f"if ({same}) and not new_leaves({got}, {outs}, W, KL):")
         lines.append(ind + "    return None")
     for i, k in enumerate(targets):  # the remembered order of targets, each at its entry
         lines.append(ind + f"if i{i} != id({out[k]}) or g{i}.__class__ is not Tensor "
@@ -132,7 +133,9 @@ def _compile(refs, kinds, targets, sources, derived):
     lines.append(ind + f"return {got}, {outs}")
     lines.append("    return match")
     source = "\n".join(lines) + "\n"
-    space = {"Tensor": Tensor, "_exact_items": _exact_items, "memo": memo}
+    from tapegrad.compile.replay import new_leaves  # (replay imports this module)
+    space = {"Tensor": Tensor, "_exact_items": _exact_items, "memo": memo,
+             "new_leaves": new_leaves}
     exec(compile(source, "<tapegrad replay check>", "exec"), space)  # noqa: S102
     make = space["make"]
     make.source = source
