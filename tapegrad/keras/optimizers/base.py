@@ -7,7 +7,9 @@ tensors (``_TensorOps``: tapegrad operations and ``Variable.assign``); an eager 
 nothing recording runs the same rule on the variables' NumPy arrays (``_ArrayOps``), the
 same float operations in the same order, without per-operation dispatch.
 """
+import operator
 import warnings
+from itertools import repeat
 
 import numpy as np
 
@@ -41,6 +43,9 @@ class _TensorOps:
     @staticmethod
     def write(v, value):
         v.assign(value)
+
+
+_PLAIN_GRADS = frozenset((tf.Tensor, np.ndarray))  # gradients the array step takes as they are
 
 
 class _ArrayOps:
@@ -284,8 +289,10 @@ class Optimizer:
         trainable_variables = list(trainable_variables)
         if not self.built:
             self.build(trainable_variables)
-        for v in trainable_variables:
-            if id(v) not in self._index:
+        index = self._index
+        for v in () if all(map(index.__contains__, map(id, trainable_variables))) else \
+                trainable_variables:  # (the loop only to name an unknown one)
+            if id(v) not in index:
                 raise ValueError(f"Unknown variable: {v}. This optimizer can only be called "
                                  "for the variables it was originally built with. When "
                                  "working with a new set of variables, you should recreate a "
@@ -294,8 +301,9 @@ class Optimizer:
         if self.loss_scale_factor is not None:
             grads = [g / self.loss_scale_factor for g in grads]
         grads = self._clip_gradients(grads)
-        fast = STATE.stack.idle and type(self).update_step is Optimizer.update_step and all(
-            type(g) is tf.Tensor or isinstance(g, np.ndarray) for g in grads)
+        fast = STATE.stack.idle and type(self).update_step is Optimizer.update_step and (
+            _PLAIN_GRADS.issuperset(map(type, grads)) or all(
+                type(g) is tf.Tensor or isinstance(g, np.ndarray) for g in grads))
         xp = _ArrayOps if fast else _TensorOps
         if fast:
             grads = [g._value if type(g) is tf.Tensor else g for g in grads]
@@ -365,6 +373,8 @@ class Optimizer:
         variable.assign_sub(value)
 
     def _filter_empty_gradients(self, grads, variables):
+        if grads and all(map(operator.is_not, grads, repeat(None))):  # the usual case
+            return list(grads), list(variables)
         kept = [(g, v) for g, v in zip(grads, variables) if g is not None]
         if not kept:
             raise ValueError("No gradients provided for any variable.")
