@@ -118,6 +118,35 @@ def test_reduce_sum_fast_path_differentiates():
     _same(tf.function(lambda v: tf.reduce_sum(v * v))(x).numpy(), y.numpy())
 
 
+# ---- reduce_mean over axes of one element in all (Keras's MSE over a last axis of 1) ------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("shape, axis, keepdims", [
+    ((6, 1), -1, False), ((6, 1), 1, True), ((1, 1), None, False), ((), None, False),
+    ((4, 3), [], False), ((6, 2), -1, False), ((0, 1), -1, False), ((3, 1, 1), [1, 2], True)])
+def test_reduce_mean_of_one_element_is_the_element(dtype, shape, axis, keepdims):
+    # one element: the value itself, as TensorFlow copies it (no division by 1); more: the
+    # sum divided by the count, as before; eager, in tf.function and in the gradient alike
+    x = (_special(shape, np.float64) * 5).astype(dtype)
+    t = tf.constant(x)
+    got = tf.reduce_mean(t, axis=axis, keepdims=keepdims)
+    ax = tuple(range(len(shape))) if axis is None else tuple(
+        a % len(shape) for a in (axis if isinstance(axis, list) else [axis]))
+    count = int(np.prod([shape[a] for a in ax])) if ax else 1
+    if count == 1:
+        _same(got.numpy(), x.reshape(got.shape))
+    elif count > 1:
+        _same(got.numpy(), (np.sum(x, axis=ax, keepdims=keepdims, dtype=dtype)
+                            / dtype(count)).astype(dtype))
+    f = tf.function(lambda v: tf.reduce_mean(v, axis=axis, keepdims=keepdims))
+    _same(f(t).numpy(), got.numpy())
+    if np.dtype(dtype).kind == "f":
+        with tf.GradientTape() as g:
+            g.watch(t)
+            y = tf.reduce_sum(tf.reduce_mean(t * t, axis=axis, keepdims=keepdims))
+        want = 2 * x / dtype(max(count, 1))
+        _same(g.gradient(y, t).numpy(), want.astype(dtype))
+
+
 # ---- the merged-rows test of binary ufuncs ------------------------------------------------
 @pytest.mark.parametrize("a_shape, b_shape", [
     ((EAGER_ROWS, 1), (1, EAGER_ROWS)),          # equal sizes, other shapes: an outer sum
