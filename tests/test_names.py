@@ -288,7 +288,8 @@ RANDOM_SEED_MODULES = {
     "ops/image_ops.py": "random_flip_*(seed=)",
     "data/dataset.py": "Dataset.shuffle(seed=)", "data/transforms.py": "the shuffle's generator",
     "keras/initializers.py": "initializers' seed", "keras/backend.py": "the global generator",
-    "keras/utils.py": "set_random_seed", "keras/layers/core.py": "Dropout(seed=)",
+    "keras/utils.py": "set_random_seed", "keras/dataset_utils.py": "the shuffles' seed=",
+    "keras/layers/core.py": "Dropout(seed=)",
     "keras/random.py": "keras.random's SeedGenerator", "keras/layers/preprocessing.py":
     "RandomFlip(seed=)", "keras/layers/image_augmentation.py": "the random layers' seed",
     "keras/layers/image_resizing.py": "RandomCrop(seed=)", "keras/layers/attention.py": "MultiHeadAttention(seed=)",

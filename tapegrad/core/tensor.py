@@ -71,6 +71,24 @@ class Tensor:
     def get_shape(self):
         return self.shape
 
+    def set_shape(self, shape):
+        """Check that ``shape`` (None for an unknown size) fits this tensor's shape, as
+        TensorFlow's eager ``set_shape`` does; a tensor's shape is always fully known here
+        (tf.function traces per shape), so there is nothing to refine.
+
+        >>> import tapegrad as tf
+        >>> tf.zeros((2, 3)).set_shape([None, 3])
+        """
+        given = None if shape is None else getattr(shape, "dims", shape)
+        if given is None:  # an unknown rank fits any tensor
+            return
+        given = tuple(None if d is None else int(getattr(d, "value", d)) for d in given)
+        mine = tuple(self.shape)
+        if len(given) != len(mine) or any(g is not None and g != m
+                                          for g, m in zip(given, mine)):
+            raise ValueError(f"Tensor's shape {mine} is not compatible with supplied shape "
+                             f"{given}.")
+
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor is undefined (it is a scalar).")

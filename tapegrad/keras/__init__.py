@@ -15,7 +15,7 @@ Jacobian machinery work on Keras models.
 from tapegrad.keras import activations, applications, backend, callbacks, initializers  # noqa: F401
 from tapegrad.keras import random  # noqa: F401
 from tapegrad.keras import layers, losses, metrics, models, ops, optimizers  # noqa: F401
-from tapegrad.keras import regularizers, saving, utils  # noqa: F401
+from tapegrad.keras import preprocessing, regularizers, saving, utils  # noqa: F401
 from tapegrad.keras.layers import Input, InputSpec, Layer  # noqa: F401
 from tapegrad.keras.models import Model, Sequential  # noqa: F401
 

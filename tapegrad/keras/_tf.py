@@ -13,5 +13,5 @@ from tapegrad.ops.math_ops import *  # noqa: F401,F403
 from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape  # noqa: F401
 from tapegrad.util import nest  # noqa: F401
-from tapegrad import image, math, module, nn, random  # noqa: F401
+from tapegrad import data, image, math, module, nn, random  # noqa: F401
 from tapegrad.module import Module  # noqa: F401,E402

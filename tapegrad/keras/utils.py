@@ -1,4 +1,4 @@
-"""``tf.keras.utils``: seeds and label helpers.
+"""``tf.keras.utils``: seeds, label helpers and the data helpers of dataset_utils.py.
 
 >>> from tapegrad import keras
 >>> keras.utils.to_categorical([0, 2], num_classes=3).tolist()
@@ -9,6 +9,9 @@ import random
 import numpy as np
 
 from tapegrad.keras import _tf as tf
+from tapegrad.keras.dataset_utils import (  # noqa: F401  (keras.utils's data helpers)
+    PyDataset, Sequence, pack_x_y_sample_weight, pad_sequences, split_dataset,
+    timeseries_dataset_from_array, unpack_x_y_sample_weight)
 
 
 def set_random_seed(seed):

@@ -9,6 +9,7 @@ import numpy as np
 
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend
+from tapegrad.keras.dataset_utils import PyDataset
 
 
 def _is_leaf(x):
@@ -190,10 +191,16 @@ class _IterableBatches:
             yield batch
 
     def epoch(self):
+        # a keras.utils.PyDataset hears when each pass over it begins and ends (Keras's)
+        hooks = isinstance(self.source, PyDataset)
+        if hooks:
+            self.source.on_epoch_begin()
         for batch in self._batches():
             batch = tuple(batch) if isinstance(batch, list) else batch
             yield batch if self.class_weight is None else _weigh_batch(batch,
                                                                        self.class_weight)
+        if hooks:
+            self.source.on_epoch_end()
 
 
 def batches(x, y, sample_weight, batch_size, shuffle, steps, class_weight=None):
