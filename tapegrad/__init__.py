@@ -16,6 +16,7 @@ from tapegrad.core.dtypes import (  # noqa: F401
     as_dtype, bool_ as bool, complex64, complex128, double, float16, float32, float64, half,
     int8, int16, int32, int64, uint8, string)
 from tapegrad.core.tensor import Tensor, Variable, constant, convert_to_tensor, is_tensor  # noqa: F401
+from tapegrad.core.variable_options import VariableAggregation, VariableSynchronization  # noqa: F401
 from tapegrad.errors import InvalidArgumentError  # noqa: F401
 from tapegrad import errors  # noqa: F401
 from tapegrad import config  # noqa: F401

@@ -14,6 +14,7 @@ from tapegrad.core import dtypes as _dt
 from tapegrad.core import hooks
 from tapegrad.core.shape import TensorShape
 from tapegrad.core.state import STATE
+from tapegrad.core.variable_options import VariableAggregation, VariableSynchronization, check_options
 
 _tnew = tuple.__new__
 
@@ -177,11 +178,22 @@ class Variable(Tensor):
     3.0
     """
 
-    __slots__ = ("trainable", "name", "_uid", "_snap", "_lock")
+    __slots__ = ("trainable", "name", "_uid", "_snap", "_lock", "_options")
 
-    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None):
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None,
+                 *, constraint=None, aggregation=None, synchronization=None,
+                 validate_shape=True, caching_device=None, import_scope=None,
+                 variable_def=None, experimental_enable_variable_lifting=True):
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        # (constraint, aggregation, synchronization), or None for the defaults (the usual
+        # case: no tuple per variable)
+        self._options = None
+        if constraint is not None or aggregation is not None or synchronization is not None \
+                or trainable is None:
+            aggregation, synchronization, trainable = check_options(
+                constraint, aggregation, synchronization, trainable)
+            self._options = (constraint, aggregation, synchronization)
         if callable(initial_value):
             initial_value = initial_value()
         t = convert_to_tensor(initial_value, dtype=dtype)
@@ -199,6 +211,23 @@ class Variable(Tensor):
         # updates), so that updates from several threads are never lost, as in TensorFlow.
         # Reentrant: a compiled call holding it may assign through the eager path.
         self._lock = threading.RLock()
+
+    @property
+    def constraint(self):
+        """The function a Keras optimizer applies to this variable after each update (None:
+        none); ``assign`` itself never applies it, as in TensorFlow."""
+        opts = getattr(self, "_options", None)
+        return None if opts is None else opts[0]
+
+    @property
+    def aggregation(self):
+        opts = getattr(self, "_options", None)
+        return VariableAggregation.NONE if opts is None else opts[1]
+
+    @property
+    def synchronization(self):
+        opts = getattr(self, "_options", None)
+        return VariableSynchronization.AUTO if opts is None else opts[2]
 
     def read_value(self):
         """A snapshot tensor of the current value; the interpreters on the stack see the

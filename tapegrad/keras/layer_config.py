@@ -76,7 +76,7 @@ def value(name, v):
     >>> value("kernel_initializer", "zeros")["class_name"], value("activation", None)
     ('Zeros', 'linear')
     """
-    from tapegrad.keras import activations, backend, initializers, regularizers
+    from tapegrad.keras import activations, backend, constraints, initializers, regularizers
     from tapegrad.keras.serialization import serialize_keras_object
     if name == "data_format" and v is None:  # Keras lists the format it resolved
         return backend.image_data_format()
@@ -90,6 +90,11 @@ def value(name, v):
     if name.endswith("_regularizer") and v is not None:
         try:
             return serialize_keras_object(regularizers.get(v))
+        except (ValueError, TypeError):
+            return v
+    if name.endswith("_constraint") and v is not None:
+        try:
+            return serialize_keras_object(constraints.get(v))
         except (ValueError, TypeError):
             return v
     if name in ("activation", "recurrent_activation") and (v is None or isinstance(v, str)):

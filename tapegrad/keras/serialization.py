@@ -136,7 +136,7 @@ def record_arguments(obj, args, kwargs):
 
 
 def _module(obj):
-    from tapegrad.keras import initializers, losses, metrics, regularizers
+    from tapegrad.keras import constraints, initializers, losses, metrics, regularizers
     from tapegrad.keras.layers.base import Layer
     from tapegrad.keras.optimizers import Optimizer, schedules
     mod = type(obj).__module__ or ""
@@ -146,6 +146,7 @@ def _module(obj):
                        (schedules.LearningRateSchedule, "keras.optimizers.schedules"),
                        (initializers.Initializer, "keras.initializers"),
                        (regularizers.Regularizer, "keras.regularizers"),
+                       (constraints.Constraint, "keras.constraints"),
                        (losses.Loss, "keras.losses"), (metrics.Metric, "keras.metrics")):
         if isinstance(obj, base):
             from tapegrad.keras.models import Model
@@ -222,13 +223,14 @@ def serialize_keras_object(obj):
 
 _MODULES = ("keras", "keras.layers", "keras.models", "keras.optimizers",
             "keras.optimizers.schedules", "keras.initializers", "keras.regularizers",
-            "keras.losses", "keras.metrics", "keras.src")
+            "keras.constraints", "keras.losses", "keras.metrics", "keras.src")
 
 
 def _builtin_class(module, class_name):
     from tapegrad import keras
     tables = [keras.layers, keras.models, keras.optimizers, keras.optimizers.schedules,
-              keras.initializers, keras.regularizers, keras.losses, keras.metrics]
+              keras.initializers, keras.regularizers, keras.constraints, keras.losses,
+              keras.metrics]
     if module is not None and not str(module).startswith(_MODULES):
         return None
     for table in tables:

@@ -111,7 +111,6 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
         self.activity_regularizer = activity_regularizer
         self._losses = []
         self._regularizers = []  # (variable, regularizer) pairs of add_weight
-        self._constraints = {}
         self.supports_masking = False
 
     def __init_subclass__(cls, **kwargs):
@@ -169,14 +168,15 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
             initializer = "glorot_uniform" if "float" in dtype else "zeros"
         init = initializers.get(initializer)
         value = init(shape, dtype=dtype) if not isinstance(init, np.ndarray) else init
-        v = tf.Variable(tf.cast(value, dtype), trainable=trainable)
+        if constraint is not None:
+            from tapegrad.keras import constraints
+            constraint = constraints.get(constraint)
+        v = tf.Variable(tf.cast(value, dtype), trainable=trainable, constraint=constraint)
         v.name = name or "variable"  # Keras 3 names a weight without the ':0'
         set_variable_path(v, f"{self.name}/{v.name}")
         if regularizer is not None:
             from tapegrad.keras import regularizers
             self._regularizers.append((v, regularizers.get(regularizer)))
-        if constraint is not None:
-            self._constraints[id(v)] = constraint
         self._track_variable(v)
         return v
 
@@ -321,5 +321,5 @@ _MISSING = object()
 # bookkeeping attributes: never layers or variables, set without tracking
 _PLAIN = frozenset({"_name", "_trainable", "_dtype", "_np_dtype", "_input_shape_arg", "built", "autocast",
                     "input_spec", "activity_regularizer", "_losses", "_regularizers",
-                    "_constraints", "supports_masking", "_makes_masks"})
+                    "supports_masking", "_makes_masks"})
 __all__ = ["Layer", "InputSpec"]

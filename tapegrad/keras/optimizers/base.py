@@ -308,6 +308,10 @@ class Optimizer:
         if fast:
             grads = [g._value if type(g) is tf.Tensor else g for g in grads]
         self._apply(xp, grads, trainable_variables)
+        # then the variables' constraints (a layer's kernel_constraint=), as Keras does
+        for v in trainable_variables:
+            if v.constraint is not None:
+                v.assign(v.constraint(v))
         if fast:
             self._iterations._value = self._iterations._value + 1
         else:
