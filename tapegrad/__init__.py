@@ -20,6 +20,7 @@ from tapegrad.core.variable_options import VariableAggregation, VariableSynchron
 from tapegrad.errors import InvalidArgumentError  # noqa: F401
 from tapegrad import errors  # noqa: F401
 from tapegrad import config  # noqa: F401
+from tapegrad.config import device  # noqa: F401
 from tapegrad.ops.math_ops import *  # noqa: F401,F403
 from tapegrad.ops.array_ops import *  # noqa: F401,F403
 from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, norm, tensordot  # noqa: F401
@@ -47,6 +48,7 @@ from tapegrad import sparsity  # noqa: F401
 from tapegrad.drawing import draw  # noqa: F401  (tf.draw: pictures of tapes and programs)
 from tapegrad import data  # noqa: F401
 from tapegrad.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
+from tapegrad.ops.script_ops import ensure_shape, numpy_function, py_function  # noqa: F401
 from tapegrad.ops.gather_ops import repeat, roll  # noqa: F401
 from tapegrad.ops.special_ops import acosh, asinh, atanh  # noqa: F401
 from tapegrad.ops.scatter_ops import *  # noqa: F401,F403

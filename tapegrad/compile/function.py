@@ -37,6 +37,18 @@ from tapegrad.core.tensor import Tensor
 
 RETRACE_WARNING = 10  # warn once when a function has traced this many times
 TEMPLATES_PER_SIGNATURE = 8  # program families kept per signature skeleton
+# every Function, so that tf.config.run_functions_eagerly can empty their fast-call tables
+# (the generated fast path does not read the setting: it costs nothing per call)
+_ALL = weakref.WeakSet()
+
+
+def _run_eagerly_changed():
+    for f in list(_ALL):
+        f._fast.clear()
+
+
+config._listeners.append(_run_eagerly_changed)
+
 LEAKY_TRACES = 3  # symbolic traces that leaked a size before a signature is traced per size
 
 
@@ -76,6 +88,7 @@ class Function:
         self._leaky = LRU()       # skeleton -> symbolic traces in which a size leaked
         self._size_bound = LRU()  # skeletons traced per size from now on (-> True)
         self._nfast = _fast_arity(self._sig)
+        _ALL.add(self)
 
     def __get__(self, obj, objtype=None):
         """``@tapegrad.function`` on a method: one compiled function per instance."""
@@ -99,6 +112,8 @@ class Function:
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
+        if config._run_eagerly:  # tf.config.run_functions_eagerly(True): plain Python
+            return self.python_function(*args, **kwargs)
         if STATE.stack.tracers:  # a nested tapegrad.function inside a trace is inlined
             return autograph.traced_function(self)(*args, **kwargs)
         cf, leaves = self._lookup(args, kwargs)
