@@ -41,20 +41,27 @@ class ZeroPadding2D(Layer):
 
 
 class UpSampling2D(Layer):
-    """Repeats rows and columns ``size`` times (nearest neighbour)."""
+    """Repeats rows and columns ``size`` times (``interpolation='nearest'``), or resizes by
+    ``size`` with bilinear interpolation (``'bilinear'``, TensorFlow's ``tf.image.resize``)."""
 
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
         super().__init__(**kwargs)
         self.data_format = backend.standardize_data_format(data_format)
-        if interpolation != "nearest":
-            raise NotImplementedError("UpSampling2D: tapegrad.keras supports "
-                                      "interpolation='nearest' only.")
+        if interpolation not in ("nearest", "bilinear"):
+            raise NotImplementedError(f"UpSampling2D: interpolation='{interpolation}' is not "
+                                      "implemented in tapegrad.keras ('nearest' and "
+                                      "'bilinear' are).")
         self.size = (size, size) if isinstance(size, int) else tuple(size)
         self.interpolation = interpolation
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs):
         sh, sw = self.size
+        if self.interpolation == "bilinear":  # Keras's: tf.image.resize, no antialiasing
+            first = self.data_format == "channels_first"
+            x = tf.transpose(inputs, (0, 2, 3, 1)) if first else inputs
+            x = tf.image.resize(x, (x.shape[1] * sh, x.shape[2] * sw), method="bilinear")
+            return tf.transpose(x, (0, 3, 1, 2)) if first else x
         if self.data_format == "channels_first":
             b, c, h, w = inputs.shape
             x = tf.reshape(inputs, (b, c, h, 1, w, 1))
