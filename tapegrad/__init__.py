@@ -52,7 +52,7 @@ from tapegrad.ops.script_ops import ensure_shape, numpy_function, py_function  #
 from tapegrad.ops.gather_ops import repeat, roll  # noqa: F401
 from tapegrad.ops.special_ops import acosh, asinh, atanh  # noqa: F401
 from tapegrad.ops.scatter_ops import *  # noqa: F401,F403
-from tapegrad import dtypes, image, train, version  # noqa: F401
+from tapegrad import dtypes, image, summary, train, version  # noqa: F401
 __version__ = version.VERSION  # the TF API followed + tapegrad's own: see tapegrad/version.py
 saved_model = saved  # TensorFlow's name: tf.saved_model.save / load
 

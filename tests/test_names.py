@@ -289,6 +289,7 @@ RANDOM_SEED_MODULES = {
     "data/dataset.py": "Dataset.shuffle(seed=)", "data/transforms.py": "the shuffle's generator",
     "keras/initializers.py": "initializers' seed", "keras/backend.py": "the global generator",
     "keras/utils.py": "set_random_seed", "keras/dataset_utils.py": "the shuffles' seed=",
+    "keras/datasets/boston_housing.py": "load_data(seed=)",
     "keras/layers/core.py": "Dropout(seed=)",
     "keras/random.py": "keras.random's SeedGenerator", "keras/layers/preprocessing.py":
     "RandomFlip(seed=)", "keras/layers/image_augmentation.py": "the random layers' seed",
