@@ -135,3 +135,10 @@ def test_ensure_shape_as_tensorflow():
     assert f(tf.ones((4, 3))).shape == (4, 3)
     with pytest.raises(InvalidArgumentError):
         f(tf.ones((4, 2)))
+
+
+def test_set_shape_takes_a_tensorshape_with_unknown_sizes():
+    t = tf.zeros((2, 3))
+    assert t.set_shape(tf.TensorShape([None, 3])) is None
+    with pytest.raises(ValueError, match="is not compatible with supplied shape"):
+        t.set_shape(tf.TensorShape([None, 4]))

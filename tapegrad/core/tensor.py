@@ -83,7 +83,8 @@ class Tensor:
         given = None if shape is None else getattr(shape, "dims", shape)
         if given is None:  # an unknown rank fits any tensor
             return
-        given = tuple(None if d is None else int(getattr(d, "value", d)) for d in given)
+        given = tuple(None if v is None else int(v)
+                      for v in (getattr(d, "value", d) for d in given))
         mine = tuple(self.shape)
         if len(given) != len(mine) or any(g is not None and g != m
                                           for g, m in zip(given, mine)):

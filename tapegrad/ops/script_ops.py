@@ -97,7 +97,7 @@ def ensure_shape(x, shape, name=None):
 
     >>> import tapegrad as tf
     >>> tf.ensure_shape(tf.zeros((2, 3)), [None, 3]).shape
-    (2, 3)
+    TensorShape([2, 3])
     """
     x = x if isinstance(x, Tensor) else convert_to_tensor(x)
     if shape is None:
@@ -105,7 +105,7 @@ def ensure_shape(x, shape, name=None):
     dims = getattr(shape, "dims", shape)
     if dims is None:
         return x
-    want = [None if d is None else int(getattr(d, "value", d)) for d in dims]
+    want = [None if v is None else int(v) for v in (getattr(d, "value", d) for d in dims)]
     have = list(x.shape)
     if len(want) != len(have) or any(w is not None and w != h for w, h in zip(want, have)):
         def show(s):
