@@ -14,7 +14,7 @@ from tapegrad import ops as _ops  # registers the primitives via the op modules
 from tapegrad import primitives as _primitives  # noqa: F401
 from tapegrad.core.dtypes import (  # noqa: F401
     as_dtype, bool_ as bool, complex64, complex128, double, float16, float32, float64, half,
-    int8, int16, int32, int64, uint8, string)
+    int8, int16, int32, int64, uint8, uint16, uint32, uint64, string)
 from tapegrad.core.tensor import Tensor, Variable, constant, convert_to_tensor, is_tensor  # noqa: F401
 from tapegrad.core.variable_options import VariableAggregation, VariableSynchronization  # noqa: F401
 from tapegrad.errors import InvalidArgumentError  # noqa: F401
@@ -53,6 +53,9 @@ from tapegrad.ops.gather_ops import repeat, roll  # noqa: F401
 from tapegrad.ops.special_ops import acosh, asinh, atanh  # noqa: F401
 from tapegrad.ops.scatter_ops import *  # noqa: F401,F403
 from tapegrad import dtypes, image, summary, train, version  # noqa: F401
+from tapegrad import debugging  # noqa: F401
+from tapegrad.debugging import (  # noqa: F401  (TensorFlow's top-level aliases)
+    Assert, assert_equal, assert_greater, assert_less, assert_rank)
 __version__ = version.VERSION  # the TF API followed + tapegrad's own: see tapegrad/version.py
 saved_model = saved  # TensorFlow's name: tf.saved_model.save / load
 

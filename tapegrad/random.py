@@ -2,7 +2,8 @@
 ``tf.random.Generator``."""
 import types
 
-from tapegrad.ops.random_ops import normal, set_seed, truncated_normal, uniform  # noqa: F401
+from tapegrad.ops.random_ops import (  # noqa: F401
+    categorical, normal, set_seed, shuffle, truncated_normal, uniform)
 from tapegrad.ops.random_generator import (  # noqa: F401
     Algorithm, Generator, create_rng_state, get_global_generator, set_global_generator)
 from tapegrad.ops.stateless_random_ops import (  # noqa: F401

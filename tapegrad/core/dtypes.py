@@ -9,6 +9,9 @@ int16 = np.dtype("int16")
 int32 = np.dtype("int32")
 int64 = np.dtype("int64")
 uint8 = np.dtype("uint8")
+uint16 = np.dtype("uint16")
+uint32 = np.dtype("uint32")
+uint64 = np.dtype("uint64")
 bool_ = np.dtype("bool")
 complex64 = np.dtype("complex64")
 complex128 = np.dtype("complex128")
@@ -18,7 +21,7 @@ half, double = float16, float64
 _BY_NAME = {
     "float16": float16, "float32": float32, "float64": float64, "half": float16,
     "double": float64, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
-    "uint8": uint8, "bool": bool_, "complex64": complex64, "complex128": complex128,
+    "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64, "bool": bool_, "complex64": complex64, "complex128": complex128,
 }
 
 

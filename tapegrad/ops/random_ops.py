@@ -64,3 +64,54 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, 
         v[bad] = g.normal(0.0, 1.0, int(bad.sum()))
         bad = np.abs(v) > 2
     return Tensor._wrap((v * float(stddev) + float(mean)).astype(_dt.as_dtype(dtype)))
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """``num_samples`` class indices per row of the 2-D ``logits`` (unnormalized log
+    probabilities), drawn by the Gumbel-max rule from ``uniform`` draws: fresh per call
+    inside ``tf.function``; not TensorFlow's stream.
+
+    >>> import tapegrad as tf
+    >>> tf.random.categorical([[-30.0, 30.0]], 3).numpy()
+    array([[1, 1, 1]])
+    """
+    from tapegrad.errors import InvalidArgumentError, NotFoundError
+    from tapegrad.ops import elementwise_ops as ew
+    from tapegrad.ops import reduction_ops, shape_ops
+    from tapegrad.ops._convert import tensor
+    dtype = _dt.int64 if dtype is None else _dt.as_dtype(dtype)
+    if dtype.name not in ("int32", "int64"):
+        raise ValueError(f"Argument `dtype` got invalid value {dtype!r}. Accepted dtypes are "
+                         "(tf.int32, tf.int64).")
+    logits = tensor(logits)
+    if logits.dtype.kind != "f":  # TensorFlow has no such kernel
+        raise NotFoundError(f"Could not find a Multinomial kernel for {logits.dtype.name} "
+                            "logits (half, float and double only)")
+    if logits.ndim != 2:
+        raise InvalidArgumentError(f"logits should be a matrix, got shape "
+                                   f"[{','.join(str(d) for d in logits.shape)}]")
+    rows, classes = logits._raw_shape
+    n = int(num_samples)
+    if n < 0:
+        raise InvalidArgumentError(f"num_samples should be non-negative, got {n}")
+    u = uniform((rows, n, classes), dtype=_dt.float64, seed=seed)
+    gumbel = -ew.log(-ew.log(u))  # u = 0 gives -inf: never the largest
+    scores = shape_ops.reshape(shape_ops.cast(logits, _dt.float64), (rows, 1, classes)) + gumbel
+    return reduction_ops.argmax(scores, axis=-1, output_type=dtype)
+
+
+def shuffle(value, seed=None, name=None):
+    """``value`` with its first dimension randomly permuted (fresh per call inside
+    ``tf.function``; not TensorFlow's stream).
+
+    >>> import tapegrad as tf
+    >>> sorted(tf.random.shuffle(tf.range(4)).numpy().tolist())
+    [0, 1, 2, 3]
+    """
+    from tapegrad.ops import indexing_ops, sort_ops
+    from tapegrad.ops._convert import tensor
+    value = tensor(value)
+    if value.ndim == 0:
+        return value
+    keys = uniform((value._raw_shape[0],), dtype=_dt.float64, seed=seed)
+    return indexing_ops.gather(value, sort_ops.argsort(keys, stable=True))

@@ -15,3 +15,4 @@ axes, defaults and argument names are NumPy's (``concatenate(xs, axis=0)``,
 from tapegrad.keras.ops.arrays import *  # noqa: F401,F403
 from tapegrad.keras.ops.numeric import *  # noqa: F401,F403
 from tapegrad.keras.ops.nn import *  # noqa: F401,F403
+from tapegrad.keras.ops.more_numeric import *  # noqa: F401,F403

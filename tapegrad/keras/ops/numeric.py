@@ -261,20 +261,22 @@ def any(x, axis=None, keepdims=False):
     return tf.reduce_any(cast(x, "bool"), axis=_axis(axis), keepdims=keepdims)
 
 
-def argmax(x, axis=None, keepdims=False):
+def argmax(x, axis=None, keepdims=False, _find=None):
     """The index of the largest entry (of the flattened tensor for ``axis=None``), as
     ``int32``."""
     x = convert_to_tensor(x)
     flat = axis is None
-    out = tf.argmax(tf.reshape(x, [-1]) if flat else x, axis=0 if flat else axis,
-                    output_type="int32")
+    out = (_find or tf.argmax)(tf.reshape(x, [-1]) if flat else x, axis=0 if flat else axis,
+                               output_type="int32")
     if keepdims:
         out = tf.reshape(out, [1] * len(x.shape)) if flat else tf.expand_dims(out, axis)
     return out
 
 
 def argmin(x, axis=None, keepdims=False):
-    return argmax(negative(x) if _dtype(x).kind != "b" else logical_not(x), axis, keepdims)
+    """The index of the smallest entry (TensorFlow's argmin: ``-x`` would wrap unsigned
+    integers and the most negative int)."""
+    return argmax(x, axis, keepdims, _find=tf.argmin)
 
 
 def cumsum(x, axis=None, dtype=None):
