@@ -31,6 +31,8 @@ from tapegrad.ops.tensor_array import TensorArray  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape, UnconnectedGradients  # noqa: F401
 from tapegrad.tape.graph_gradients import gradients, hessians  # noqa: F401
 from tapegrad.ops.framework_ops import TensorShape, executing_eagerly, name_scope  # noqa: F401
+from tapegrad.ops.framework_ops import (  # noqa: F401
+    control_dependencies, get_static_value, group, identity_n, no_op, slice)
 from tapegrad.module import Module  # noqa: F401
 from tapegrad.tape.custom_gradient import custom_gradient, recompute_grad  # noqa: F401
 from tapegrad.compile import derivative_cache as _derivative_cache  # noqa: F401  (installs its hooks)

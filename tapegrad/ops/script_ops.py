@@ -93,7 +93,7 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):
 
 def ensure_shape(x, shape, name=None):
     """``x`` itself if its shape fits ``shape`` (None: any size; a None shape: anything),
-    else TensorFlow's InvalidArgumentError.
+    else TensorFlow's InvalidArgumentError (ValueError while ``tf.function`` traces).
 
     >>> import tapegrad as tf
     >>> tf.ensure_shape(tf.zeros((2, 3)), [None, 3]).shape
@@ -108,6 +108,10 @@ def ensure_shape(x, shape, name=None):
     want = [None if v is None else int(v) for v in (getattr(d, "value", d) for d in dims)]
     have = list(x.shape)
     if len(want) != len(have) or any(w is not None and w != h for w, h in zip(want, have)):
+        if STATE.stack.tracers:  # TensorFlow's shape inference refuses it while tracing
+            raise ValueError(f"Shape {x.shape} is not compatible with the expected shape "
+                             f"{want}")
+
         def show(s):
             return "[" + ",".join("?" if d is None else str(d) for d in s) + "]"
         raise InvalidArgumentError(f"Shape of tensor input {show(have)} is not compatible "
