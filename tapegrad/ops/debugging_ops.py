@@ -20,8 +20,8 @@ from tapegrad.core.dispatch import bind
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError
-from tapegrad.ops import elementwise_ops as ew
-from tapegrad.ops import reduction_ops as red
+from tapegrad.ops import elementwise_ops
+from tapegrad.ops import reduction_ops
 from tapegrad.ops._convert import binary, tensor
 from tapegrad.primitives import checks, effects
 
@@ -63,66 +63,66 @@ def _prefix(message):
 
 def _compare(fn, sym, x, y, message, summarize):
     x, y = binary(x, y, f"assert {sym}")
-    ok = red.reduce_all(fn(x, y))
+    ok = reduction_ops.reduce_all(fn(x, y))
     return _require(ok, f"{_prefix(message)}Condition x {sym} y did not hold.", [x, y],
                     3 if summarize is None else summarize)
 
 
 def assert_equal(x, y, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x == y`` everywhere (broadcasting)."""
-    return _compare(ew.equal, "==", x, y, message, summarize)
+    return _compare(elementwise_ops.equal, "==", x, y, message, summarize)
 
 
 def assert_none_equal(x, y, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x != y`` everywhere."""
-    return _compare(ew.not_equal, "!=", x, y, message, summarize)
+    return _compare(elementwise_ops.not_equal, "!=", x, y, message, summarize)
 
 
 def assert_less(x, y, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x < y`` everywhere."""
-    return _compare(ew.less, "<", x, y, message, summarize)
+    return _compare(elementwise_ops.less, "<", x, y, message, summarize)
 
 
 def assert_less_equal(x, y, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x <= y`` everywhere."""
-    return _compare(ew.less_equal, "<=", x, y, message, summarize)
+    return _compare(elementwise_ops.less_equal, "<=", x, y, message, summarize)
 
 
 def assert_greater(x, y, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x > y`` everywhere."""
-    return _compare(ew.greater, ">", x, y, message, summarize)
+    return _compare(elementwise_ops.greater, ">", x, y, message, summarize)
 
 
 def assert_greater_equal(x, y, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x >= y`` everywhere."""
-    return _compare(ew.greater_equal, ">=", x, y, message, summarize)
+    return _compare(elementwise_ops.greater_equal, ">=", x, y, message, summarize)
 
 
 def _sign(fn, sym, x, message, summarize):
     x = tensor(x)
-    ok = red.reduce_all(fn(x, 0))
+    ok = reduction_ops.reduce_all(fn(x, 0))
     return _require(ok, f"{_prefix(message)}Condition x {sym} 0 did not hold element-wise:",
                     [x], 3 if summarize is None else summarize)
 
 
 def assert_positive(x, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x > 0`` everywhere."""
-    return _sign(ew.greater, ">", x, message, summarize)
+    return _sign(elementwise_ops.greater, ">", x, message, summarize)
 
 
 def assert_negative(x, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x < 0`` everywhere."""
-    return _sign(ew.less, "<", x, message, summarize)
+    return _sign(elementwise_ops.less, "<", x, message, summarize)
 
 
 def assert_non_negative(x, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x >= 0`` everywhere."""
-    return _sign(ew.greater_equal, ">=", x, message, summarize)
+    return _sign(elementwise_ops.greater_equal, ">=", x, message, summarize)
 
 
 def assert_non_positive(x, message=None, summarize=None, name=None):
     """Raise ``InvalidArgumentError`` unless ``x <= 0`` everywhere."""
-    return _sign(ew.less_equal, "<=", x, message, summarize)
+    return _sign(elementwise_ops.less_equal, "<=", x, message, summarize)
 
 
 def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=None):
@@ -135,9 +135,9 @@ def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=N
     rtol = 10 * eps if rtol is None else rtol
     atol = 10 * eps if atol is None else atol
     real = np.finfo(x.dtype).dtype
-    diff = ew.abs(x - y)
-    tol = tensor(np.asarray(atol, real)) + tensor(np.asarray(rtol, real)) * ew.abs(y)
-    ok = red.reduce_all(ew.less_equal(diff, tol))
+    diff = elementwise_ops.abs(x - y)
+    tol = tensor(np.asarray(atol, real)) + tensor(np.asarray(rtol, real)) * elementwise_ops.abs(y)
+    ok = reduction_ops.reduce_all(elementwise_ops.less_equal(diff, tol))
     return _require(ok, f"{_prefix(message)}x and y not equal to tolerance rtol = {rtol}, "
                     f"atol = {atol}", [x, y], 3 if summarize is None else summarize)
 
@@ -156,9 +156,9 @@ def check_numerics(tensor_, message, name=None):
         if np.isinf(v).any():
             raise InvalidArgumentError(f"{message} : Tensor had Inf values")
         return t
-    _require(red.reduce_all(ew.logical_not(ew.is_nan(t))), f"{message} : Tensor had NaN values",
+    _require(reduction_ops.reduce_all(elementwise_ops.logical_not(elementwise_ops.is_nan(t))), f"{message} : Tensor had NaN values",
              [], 0)
-    _require(red.reduce_all(ew.logical_not(ew.is_inf(t))), f"{message} : Tensor had Inf values",
+    _require(reduction_ops.reduce_all(elementwise_ops.logical_not(elementwise_ops.is_inf(t))), f"{message} : Tensor had Inf values",
              [], 0)
     return t
 

@@ -76,7 +76,7 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     array([[1, 1, 1]])
     """
     from tapegrad.errors import InvalidArgumentError, NotFoundError
-    from tapegrad.ops import elementwise_ops as ew
+    from tapegrad.ops import elementwise_ops
     from tapegrad.ops import reduction_ops, shape_ops
     from tapegrad.ops._convert import tensor
     dtype = _dt.int64 if dtype is None else _dt.as_dtype(dtype)
@@ -95,7 +95,7 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     if n < 0:
         raise InvalidArgumentError(f"num_samples should be non-negative, got {n}")
     u = uniform((rows, n, classes), dtype=_dt.float64, seed=seed)
-    gumbel = -ew.log(-ew.log(u))  # u = 0 gives -inf: never the largest
+    gumbel = -elementwise_ops.log(-elementwise_ops.log(u))  # u = 0 gives -inf: never the largest
     scores = shape_ops.reshape(shape_ops.cast(logits, _dt.float64), (rows, 1, classes)) + gumbel
     return reduction_ops.argmax(scores, axis=-1, output_type=dtype)
 
