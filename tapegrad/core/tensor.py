@@ -428,6 +428,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         if inferred:
             with np.errstate(over="ignore"):  # out of range raises just below
                 arr = _safe_cast(arr, want, value)
+        elif arr.size == 0 and isinstance(value, (list, tuple)):
+            # an empty list holds no value to refuse: NumPy calls it float64, TensorFlow
+            # gives it any dtype asked for (tf.concat([shape, []], 0) is int32)
+            arr = arr.astype(want)
         elif want.kind in "iu" and arr.dtype.kind in "fc":
             # TensorFlow converts no Python float to an integer dtype, not even 1.0
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {want.name}")

@@ -127,3 +127,12 @@ def rng():
     """tapegrad's global NumPy generator (re-seeded by ``tf.random.set_seed``)."""
     from tapegrad.ops.random_ops import generator
     return generator()
+
+
+def __getattr__(name):
+    # tf.keras.backend also exports the Keras 2 era functions (K.mean, K.clip, ...); they
+    # compute with tapegrad's operations, which import this module, so they load on first use
+    from tapegrad.keras import legacy_backend
+    if name in legacy_backend.NAMES:
+        return getattr(legacy_backend, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
