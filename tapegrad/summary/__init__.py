@@ -160,21 +160,42 @@ def scalar(name, data, step=None, description=None):
 
 def histogram_buckets(data, bucket_count=30):
     """TensorBoard's histogram of ``data``: ``[bucket_count, 3]`` rows (left edge, right
-    edge, count) of equal width from the minimum to the maximum; one value fills the last
-    bucket of zero width; no data gives zeros."""
+    edge, count) of equal width from the minimum to the maximum, in float64; one value fills
+    the last bucket of zero width; no data gives zeros; no buckets (0 or fewer) give no rows.
+
+    As TensorBoard computes it: a value whose bucket index is not a number (a NaN; an
+    infinity where the range is infinite) is counted in no bucket, and the edges run from
+    the minimum to the maximum whatever they are (NaN edges for data holding a NaN).
+
+    >>> histogram_buckets([0.0, 1.0, 2.0, 4.0], 2).tolist()
+    [[0.0, 2.0, 2.0], [2.0, 4.0, 2.0]]
+    >>> histogram_buckets([1.0, float("inf")], 2).tolist()
+    [[1.0, inf, 1.0], [inf, inf, 0.0]]
+    """
+    bucket_count = int(bucket_count)
+    if bucket_count <= 0:
+        return np.zeros((0, 3))
     x = np.asarray(data, np.float64).reshape(-1)
     if x.size == 0:
         return np.zeros((bucket_count, 3))
     lo, hi = x.min(), x.max()
-    if hi == lo:
+    with np.errstate(invalid="ignore"):
+        span = hi - lo  # NaN for data holding a NaN, or infinities of one sign only
+    if span == 0:
         counts = np.zeros(bucket_count)
         counts[-1] = x.size
         return np.stack([np.full(bucket_count, lo), np.full(bucket_count, lo), counts], 1)
-    width = (hi - lo) / bucket_count
-    idx = np.minimum(np.floor((x - lo) / width).astype(np.int64), bucket_count - 1)
+    width = span / bucket_count
+    with np.errstate(invalid="ignore"):
+        where = np.floor((x - lo) / width)
+    where = where[~np.isnan(where)]  # a NaN index falls in no bucket (TensorBoard's one-hot)
+    idx = np.minimum(where, bucket_count - 1).astype(np.int64)
     counts = np.bincount(idx, minlength=bucket_count).astype(np.float64)
-    edges = np.linspace(lo, hi, bucket_count + 1)
-    edges[-1] = hi
+    # the edges as tf.linspace makes them: the ends exactly, lo + i * step between, so an
+    # infinite step still gives the minimum as the first edge
+    with np.errstate(invalid="ignore"):
+        inner = np.arange(1, bucket_count, dtype=np.float64) * width + lo
+    edges = np.concatenate([[lo], inner, [hi]])
     return np.stack([edges[:-1], edges[1:], counts], 1)
 
 
