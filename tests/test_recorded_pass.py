@@ -396,6 +396,43 @@ def test_record_many_keeps_what_record_keeps_one_by_one():
         assert many._watched == one._watched
 
 
+def test_record_many_with_roots_keeps_what_record_keeps_one_by_one():
+    """With the roots given (the operations that read no earlier one's output), a tape that
+    sees an argument of every root appends them all at once; one that misses a root takes
+    the loop: either way the entries and watched ids of ``record`` one by one."""
+    from tapegrad.core.dispatch import PRIMITIVES
+    mul = PRIMITIVES["mul"]
+    x, w, c = tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0]), tf.constant([5.0, 6.0])
+    a, b, d = tf.constant([0.5, 1.5]), tf.constant([2.5, 3.5]), tf.constant([4.5, 5.5])
+    # roots: 0 (x * c) and 2 (w * c); 1 reads 0's output, 3 reads 1's and 2's
+    ops = [(mul, (x, c), {}, a), (mul, (a, a), {}, b), (mul, (w, c), {}, d),
+           (mul, (b, d), {}, tf.constant([1.0, 1.0]))]
+    plan = [(mul, (0, 2), {}, 0), (mul, (3, 3), {}, 1), (mul, (1, 2), {}, 2),
+            (mul, (4, 5), {}, 3)]
+    roots = recorded_pass._roots(plan, 3)
+    assert roots == (0, 2)
+    for watched, paused in (([x, w], False), ([x], False), ([w], False), ([c], False),
+                            ([], False), ([x, w], True)):
+        one, many = tf.GradientTape(), tf.GradientTape()
+        for t in (one, many):
+            for v in watched:
+                t._watch(v)
+            t._paused = paused
+        for op in ops:
+            one.record(*op, (one,), 0)
+        many.record_many(ops, roots)
+        assert [tuple(map(id, e[1])) + (id(e[3]),) for e in many._entries] == \
+            [tuple(map(id, e[1])) + (id(e[3]),) for e in one._entries], watched
+        assert many._watched == one._watched
+
+
+def test_the_pinn_steps_passes_record_through_their_roots():
+    params, tx = _pinn_data(np.float32)
+    _compare(_pinn_step, lambda i: (params, tx), times=5)
+    made = [c for c in recorded_pass._cache.values() if isinstance(c, recorded_pass._Recorded)]
+    assert made and all(c.roots is not recorded_pass._UNCHECKED and c.roots for c in made)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_structure_that_changes_at_call_3_under_a_persistent_outer_tape(dtype):
     # a Python ``if`` on a value picks another inner function from call 3 on (and back at

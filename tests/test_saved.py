@@ -323,8 +323,14 @@ def test_crafted_files_raise_load_error_and_run_nothing(case, good, sentinel, tm
         tf.saved.load(bad)
 
 
-def test_the_unmodified_file_loads(good):
-    tf.saved.load(good)
+def test_the_unmodified_file_loads(tmp_path):
+    model, _ = model_fn()  # the fixture's program, with weights this test knows
+
+    def fn(x):
+        return tf.reshape(model(x)["z"][1][:2], [1, 2]) + tf.cast(tf.cast(x, tf.float32)[:1, :2],
+                                                                 tf.float64)
+    got = tf.saved.load(save(tmp_path, fn, X, name="good.tgz"))(X)
+    assert np.array_equal(np.asarray(got), np.asarray(fn(X)))
 
 
 def test_duplicate_json_keys_are_refused(good, tmp_path):

@@ -71,13 +71,14 @@ _cache = {}      # full key -> sightings (int), derivative_cache._FAILED or a _R
 _replays = {}    # (n, first prim, last prim) -> Replay of the last compiled pass
 _failed = {}     # (n, targets, the primitives) -> None: a structure of these stays interpretive
 _hits = [0]
+_UNCHECKED = object()  # a compiled pass's roots before its first run
 
 
 class _Recorded:
     """One structure's compiled pass and the plan to show its operations to the recorders."""
 
     __slots__ = ("fn", "source", "takes", "n_made", "consts", "plan", "results", "remember",
-                 "extra", "run")
+                 "extra", "run", "roots", "root_ops")
 
     def __init__(self, fn, source, takes, n_made, consts, plan, results, remember, extra,
                  sizes):
@@ -89,6 +90,9 @@ class _Recorded:
         self.remember = remember  # (pool index of ans, key, pool index of d)
         self.extra = extra      # what besides the structure the key held (checked per call)
         self.run = _runner(self, *sizes)  # sizes: how many leaves and outputs
+        # the operations that read no earlier operation's output (record_many's roots);
+        # _UNCHECKED until the first run has shown that every output is a float tensor
+        self.roots = _UNCHECKED
 
 
 def _runner(c, n_leaves, n_outs):
@@ -125,6 +129,7 @@ def _runner(c, n_leaves, n_outs):
     used.update(i - first for a, _, d in c.remember for i in (a, d) if i >= first)
     for m in sorted(used):
         lines.append(f"    m{m} = wrap(r)" if c.n_made == 1 else f"    m{m} = wrap(r[{m}])")
+    c.root_ops = _roots(c.plan, first)
     ops = []
     for k, (prim, at, params, m) in enumerate(c.plan):
         ns[f"p{k}"], ns[f"q{k}"] = prim, params
@@ -178,9 +183,24 @@ def gradient(entries, n, targets, source_ids):
         sources = rep.sources
     _hits[0] += 1
     ops, res = compiled.run(leaves, outs, _cts(targets, compiled))
+    roots = compiled.roots
+    if roots is _UNCHECKED:  # a structure's output dtypes are the same at every run
+        floats = all(type(op[3]) is Tensor and op[3]._value.dtype.kind in "fc" for op in ops)
+        roots = compiled.roots = compiled.root_ops if floats else None
     for r in recs:  # each a GradientTape: its records in the pass's order
-        r.record_many(ops)
+        r.record_many(ops, roots)
     return {sid: res[j] for j, (_, sid) in enumerate(sources) if j in res}
+
+
+def _roots(plan, first):
+    """The positions of the plan's operations that read no earlier operation's output (pool
+    positions from ``first`` on are made values; each operation makes ``m``)."""
+    made, roots = set(), []
+    for k, (_, at, _, m) in enumerate(plan):
+        if not any(i >= first and i - first in made for i in at):
+            roots.append(k)
+        made.add(m)
+    return tuple(roots)
 
 
 def _cts(targets, compiled):
