@@ -371,6 +371,21 @@ def test_under_vmap_the_pass_is_interpreted():
     _compare(step, lambda i: (tf.constant(rng.standard_normal((4, 3))),), compiled=False)
 
 
+def _many_as_one_by_one(ops, watched, paused, roots=None):
+    """A tape given ``ops`` by ``record_many`` keeps what one given them by ``record`` keeps."""
+    one, many = tf.GradientTape(), tf.GradientTape()
+    for t in (one, many):
+        for v in watched:
+            t._watch(v)
+        t._paused = paused
+    for op in ops:
+        one.record(*op, (one,), 0)
+    many.record_many(ops, roots)
+    assert [tuple(map(id, e[1])) + (id(e[3]),) for e in many._entries] == \
+        [tuple(map(id, e[1])) + (id(e[3]),) for e in one._entries], watched
+    assert many._watched == one._watched
+
+
 def test_record_many_keeps_what_record_keeps_one_by_one():
     """A recorded pass shows its operations to each tape in one call: each tape keeps the
     entries, in the order, that ``record`` of each would keep (watched inputs only, float
@@ -383,17 +398,7 @@ def test_record_many_keeps_what_record_keeps_one_by_one():
            (mul, (w, w), {}, tf.constant([2.0, 2.0])), (cast, (a,), {"dtype": "int32"}, b),
            (mul, (b, b), {}, tf.constant([7, 8]))]
     for watched, paused in (([x], False), ([w], False), ([], False), ([x], True)):
-        one, many = tf.GradientTape(), tf.GradientTape()
-        for t in (one, many):
-            for v in watched:
-                t._watch(v)
-            t._paused = paused
-        for op in ops:
-            one.record(*op, (one,), 0)
-        many.record_many(ops)
-        assert [tuple(map(id, e[1])) + (id(e[3]),) for e in many._entries] == \
-            [tuple(map(id, e[1])) + (id(e[3]),) for e in one._entries]
-        assert many._watched == one._watched
+        _many_as_one_by_one(ops, watched, paused)
 
 
 def test_record_many_with_roots_keeps_what_record_keeps_one_by_one():
@@ -413,17 +418,7 @@ def test_record_many_with_roots_keeps_what_record_keeps_one_by_one():
     assert roots == (0, 2)
     for watched, paused in (([x, w], False), ([x], False), ([w], False), ([c], False),
                             ([], False), ([x, w], True)):
-        one, many = tf.GradientTape(), tf.GradientTape()
-        for t in (one, many):
-            for v in watched:
-                t._watch(v)
-            t._paused = paused
-        for op in ops:
-            one.record(*op, (one,), 0)
-        many.record_many(ops, roots)
-        assert [tuple(map(id, e[1])) + (id(e[3]),) for e in many._entries] == \
-            [tuple(map(id, e[1])) + (id(e[3]),) for e in one._entries], watched
-        assert many._watched == one._watched
+        _many_as_one_by_one(ops, watched, paused, roots)
 
 
 def test_the_pinn_steps_passes_record_through_their_roots():
