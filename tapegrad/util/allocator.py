@@ -18,7 +18,8 @@ own mappings, as before. It is called when tapegrad is imported, on Linux with g
 It changes nothing where the user already tuned malloc (``MALLOC_TRIM_THRESHOLD_``,
 ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TOP_PAD_`` or ``GLIBC_TUNABLES`` set), or where
 ``TAPEGRAD_MALLOC=default`` is set. malloc is the process's, so the same settings serve
-every library in it.
+every library in it. Where the kernel gives transparent huge pages only when asked, the heap
+is then asked for them (``huge_pages.py``).
 
 >>> tune() in ("tuned", "already", "not glibc", "left to the user")
 True
@@ -26,6 +27,8 @@ True
 import ctypes
 import os
 import sys
+
+from tapegrad.util import huge_pages
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's <malloc.h>
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
@@ -67,7 +70,9 @@ def tune():
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     ok = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
     _state["done"] = "tuned" if ok else "not glibc"
-    return "tuned" if ok else "not glibc"
+    if ok:  # the heap that now keeps a step's arrays, on huge pages (huge_pages.py)
+        huge_pages.advise(ctypes.CDLL(None))
+    return _state["done"]
 
 
 def state():
