@@ -4,8 +4,8 @@ An op's rule is a string of NumPy dtype kinds: ``b`` bool, ``i`` signed and ``u`
 integers, ``f`` floats, ``c`` complex. A dtype outside it raises what TensorFlow raises
 (``InvalidArgumentError``: "Value for attr 'T' of uint8 is not in the list of allowed
 values..."), never a number TensorFlow would not give: ``tf.abs`` of uint8, ``tf.floor`` of
-int32, a sum of bools, ``tf.math.is_nan`` of integers. Float operations on integers
-(``tf.exp`` of int32) are the one documented exception (README: float64, as NumPy).
+int32, a sum of bools, ``tf.math.is_nan`` of integers, ``tf.exp`` or ``tf.sqrt`` of int32
+(a float function of integers: cast them first, as TensorFlow asks).
 """
 import numpy as np
 
@@ -20,7 +20,7 @@ NUMBERS = "iufc"       # no bool: add, multiply, reduce_sum, square, ...
 REAL = "iuf"           # and no complex: maximum, less, reduce_max, ...
 SIGNED = "ifc"         # abs, sign, negative: no bool, no unsigned
 FLOATS = "f"           # floor, ceil, is_nan, is_inf, is_finite
-FLOAT_FNS = "iufc"     # exp, sin, ...: floats (integers become float64, README), no bool
+FLOAT_FNS = "fc"       # exp, sin, sqrt, ...: floats and complex numbers only
 BOOL = "b"             # logical_and, logical_or, logical_xor, logical_not, reduce_any/all
 
 

@@ -8,7 +8,7 @@ from tapegrad.core import dtypes as _dt
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.core.tensor import full as _full
-from tapegrad.errors import InvalidArgumentError
+from tapegrad.errors import InvalidArgumentError, NotFoundError
 from tapegrad.ops._convert import axis1, static_shape, tensor
 from tapegrad.ops.shape_ops import broadcast_to, cast, concat, expand_dims, transpose
 
@@ -76,11 +76,12 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
     """
     if limit is None:
         start, limit = 0, start
+    args = (start, limit, delta)
     vals = [float(v) if isinstance(v, Tensor) and v.dtype.kind == "f" else
-            (int(v) if isinstance(v, Tensor) else v) for v in (start, limit, delta)]
-    if dtype is None:
-        dtype = _dt.float32 if any(isinstance(v, float) for v in vals) else _dt.int32
-    t = np.dtype(_dt.as_dtype(dtype)).type
+            (int(v) if isinstance(v, Tensor) else v) for v in args]
+    dtype = _range_dtype(args) if dtype is None else np.dtype(_dt.as_dtype(dtype))
+    _range_kernel(dtype)
+    t = dtype.type
     with np.errstate(over="ignore"):
         s, lim, d = (t(v) for v in vals)
     if d == 0:
@@ -95,6 +96,44 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
         size = int(np.ceil(np.abs((lim - s) / d)))
     with np.errstate(over="ignore", invalid="ignore"):
         return _wrap(s + np.arange(size).astype(t) * d)
+
+
+_RANGE_ORDER = [np.dtype(d) for d in ("int32", "int64", "float16", "float32", "float64")]
+
+
+def _range_dtype(args):
+    """TensorFlow's inferred dtype: the widest of the arguments' dtypes in its order int32,
+    int64, float16, float32, float64 (Python ints are int32, or int64 past its range, Python
+    floats float32, NumPy values keep theirs); any other dtype fails TensorFlow's assertion."""
+    dts = []
+    for v in args:
+        if isinstance(v, (Tensor, np.generic, np.ndarray)):
+            d = np.dtype(v.dtype)
+        elif isinstance(v, bool):
+            d = np.dtype(bool)
+        elif isinstance(v, int):
+            d = np.dtype(np.int32 if -2**31 <= v < 2**31 else np.int64)
+        else:
+            d = np.dtype(np.float32)
+        if d not in _RANGE_ORDER:
+            raise AssertionError(f"tf.range: arguments of dtype {d.name} (TensorFlow infers "
+                                 "the dtype from int32, int64, float16, float32 and float64)")
+        dts.append(d)
+    return max(dts, key=_RANGE_ORDER.index)
+
+
+def _range_kernel(dtype):
+    """TensorFlow's errors for a ``dtype=`` its Range kernel on the CPU lacks."""
+    if dtype in _RANGE_ORDER:
+        return
+    if dtype.kind == "b":
+        raise TypeError("Cannot convert 0 to EagerTensor of dtype bool")
+    if dtype.kind == "c" or dtype == np.uint8:
+        raise InvalidArgumentError(
+            f"Value for attr 'Tidx' of {dtype.name} is not in the list of allowed values: "
+            "bfloat16, half, float, double, int8, int16, int32, int64, uint16, uint32, uint64")
+    raise NotFoundError(f"Could not find device for node: {{{{node Range}}}} = "
+                        f"Range[Tidx=DT_{dtype.name.upper()}] (no CPU kernel for {dtype.name})")
 
 
 def linspace(start, stop, num, name=None, axis=0):

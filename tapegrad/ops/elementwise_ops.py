@@ -108,7 +108,7 @@ maximum = _binary_op(elementwise.maximum_p, "Elementwise max; the gradient goes 
 minimum = _binary_op(elementwise.minimum_p, "Elementwise min; the gradient goes to x on ties "
                      "(as TF).", REAL)
 atan2 = _binary_op(elementwise.atan2_p, "Elementwise arctan(y / x) with quadrant: atan2(y, x).",
-                   REAL)
+                   FLOATS)
 floormod = _binary_op(elementwise.mod_p, "x mod y, with the sign of y (Python's %).", REAL)
 mod = floormod
 floordiv = _binary_op(elementwise.floordiv_p, "Floor division x // y (no gradient).", REAL,
@@ -144,9 +144,9 @@ cosh = _unary(elementwise.cosh_p, "Hyperbolic cosine.", FLOAT_FNS)
 tanh = _unary(elementwise.tanh_p, "Hyperbolic tangent.\n\n>>> import tapegrad as tf\n"
               ">>> float(tf.tanh(0.0))\n0.0", FLOAT_FNS)
 sigmoid = _unary(elementwise.sigmoid_p, "1 / (1 + exp(-x)), computed stably.")
-softplus = _unary(elementwise.softplus_p, "log(1 + exp(x)), computed stably.", REAL)
+softplus = _unary(elementwise.softplus_p, "log(1 + exp(x)), computed stably.", FLOATS)
 abs = _unary(elementwise.abs_p, "|x|; its gradient at 0 is 0.", SIGNED)
-erf = _unary(elementwise.erf_p, "The error function.", REAL)
+erf = _unary(elementwise.erf_p, "The error function.", FLOATS)
 sign = _unary(elementwise.sign_p, "-1, 0 or 1 (no gradient).", SIGNED)
 floor = _unary(elementwise.floor_p, "Round down (no gradient).", FLOATS)
 ceil = _unary(elementwise.ceil_p, "Round up (no gradient).", FLOATS)

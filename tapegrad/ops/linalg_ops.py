@@ -12,7 +12,7 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor, Variable
-from tapegrad.errors import InvalidArgumentError
+from tapegrad.errors import InvalidArgumentError, NotFoundError
 from tapegrad.ops import array_ops
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import axis1, binary
@@ -95,7 +95,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         # matrices of one dtype, no flags
         av, bv = a._value, b._value
         if av.ndim == 2 and bv.ndim == 2 and av.shape[1] == bv.shape[0] \
-                and av.dtype == bv.dtype:
+                and av.dtype == bv.dtype and av.dtype.kind in "fc":
             return bind(linalg.matmul_p, a, b)
     a, b = binary(a, b)
     if transpose_a and adjoint_a or transpose_b and adjoint_b:
@@ -108,7 +108,29 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         if v.ndim < 2:  # NumPy's vector rule is not TensorFlow's: an error there
             raise InvalidArgumentError(f"In[{i}] ndims must be >= 2: {v.ndim} (matmul of "
                                        f"shapes {_shape(a)} and {_shape(b)})")
+    if a.dtype.kind not in "fc":
+        _matmul_dtype(a.dtype, a.ndim == 2 and b.ndim == 2)
     return _matmul(a, b)
+
+
+def _matmul_dtype(dtype, plain):
+    """TensorFlow's errors for the integer and bool dtypes its CPU kernels lack: MatMul (two
+    matrices) takes int32 and int64, BatchMatMulV2 also int16; unsigned integers are in
+    their lists but have no CPU kernel."""
+    op = "MatMul" if plain else "BatchMatMulV2"
+    ints = ("int32", "int64") if plain else ("int16", "int32", "int64")
+    if dtype.name in ints:
+        return
+    if dtype.kind == "u":  # (the flags as TensorFlow prints them; tapegrad has transposed)
+        flags = "grad_a=false, grad_b=false, transpose_a=false, transpose_b=false" if plain \
+            else "adj_x=false, adj_y=false, grad_x=false, grad_y=false"
+        raise NotFoundError(f"Could not find device for node: {{{{node {op}}}}} = {op}"
+                            f"[T=DT_{dtype.name.upper()}, {flags}] (no CPU kernel for "
+                            f"{dtype.name})")
+    allowed = ", ".join(("bfloat16", "half", "float", "double") + ints + (
+        "uint8", "uint16", "uint32", "uint64", "complex64", "complex128"))
+    raise InvalidArgumentError(f"Value for attr 'T' of {dtype.name} is not in the list of "
+                               f"allowed values: {allowed} [Op:{op}]")
 
 
 def _matmul(a, b):

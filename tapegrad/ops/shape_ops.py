@@ -9,6 +9,7 @@ from tapegrad.core.dispatch import bind
 from tapegrad.core import hooks
 from tapegrad.core.state import STATE
 from tapegrad.core.tensor import Tensor, convert_to_tensor, holds_size, sizes_now
+from tapegrad.errors import InvalidArgumentError, UnimplementedError
 from tapegrad.ops._convert import axis1, like, static_shape, tensor
 from tapegrad.ops._kinds import mismatch, same_kind
 from tapegrad.ops._convert import cast as _cast
@@ -233,9 +234,15 @@ def tile(input, multiples, name=None):
     """Repeat the tensor ``multiples[i]`` times along axis i (composed: reshape, broadcast)."""
     x = tensor(input)
     m = static_shape(multiples)
-    if len(m) != x.ndim:
-        raise ValueError(f"tile: multiples {m} must have one entry per axis of shape "
-                         f"{tuple(x.shape)}.")
+    if len(m) != x.ndim:  # (an InvalidArgumentError is a ValueError: TF raises either)
+        raise InvalidArgumentError(f"Expected multiples argument to be a vector of length "
+                                   f"{x.ndim} but got length {len(m)}")
+    for i, k in enumerate(m):  # (TensorFlow's checks, eager and compiled alike)
+        if k < 0:
+            raise InvalidArgumentError(f"Expected multiples[{i}] >= 0, but got {k}")
+    if x.dtype == np.uint16:
+        raise UnimplementedError("TileOp : The input data type is not supported, DataType : "
+                                 f"uint16, Dimension : {x.ndim}")
     inter = []
     big = []
     for s, k in zip(x.shape, m):

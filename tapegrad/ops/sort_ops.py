@@ -1,4 +1,7 @@
 """Sorting with TensorFlow's names: argsort, sort, top_k."""
+import collections
+
+from tapegrad.errors import InvalidArgumentError
 from tapegrad.core.dispatch import bind
 from tapegrad.ops._convert import axis1, tensor
 
@@ -50,18 +53,19 @@ def top_k(input, k=1, sorted=True, name=None):
     from tapegrad.primitives.sorting import take_along_axis_p
     x = tensor(input)
     k = int(k)
-    if x.ndim == 0 or not 0 <= k <= x.shape[-1]:
-        raise ValueError(f"top_k: k={k} must be between 0 and the last dimension of a tensor "
-                         f"of shape {tuple(x.shape)}.")
+    # TensorFlow's errors (InvalidArgumentError is a ValueError, which its tracing raises)
+    if x.ndim == 0:
+        raise InvalidArgumentError(f"input must be >= 1-D, got shape {list(x.shape)}")
+    if k < 0:
+        raise InvalidArgumentError(f"Need k >= 0, got {k}")
+    if k > x.shape[-1]:
+        raise InvalidArgumentError(f"input must have at least k columns. Had {x.shape[-1]}, "
+                                   f"needed {k}")
     idx = argsort(x, axis=-1, direction="DESCENDING", stable=True)[..., :k]
     return TopKV2(bind(take_along_axis_p, x, idx, axis=x.ndim - 1), idx)
 
 
-class TopKV2(tuple):
-    """``(values, indices)`` with both names, as ``tf.math.top_k`` returns."""
-
-    def __new__(cls, values, indices):
-        return super().__new__(cls, (values, indices))
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
+# ``(values, indices)`` with both names, as ``tf.math.top_k`` returns: a namedtuple, so that
+# ``tf.function`` and ``tf.nest`` see its two tensors (a plain tuple subclass was a leaf, and
+# a compiled top_k returned its symbolic tensors)
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])

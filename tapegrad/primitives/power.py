@@ -11,9 +11,22 @@ exponents by the exact operations wherever they sit in ``y``; the rest is NumPy'
 """
 import numpy as np
 
+from tapegrad.errors import InvalidArgumentError
 from tapegrad.primitives.families import recycling, xp
 
-_np_power = recycling(xp.power, xp.power)  # large results into recycled memory
+_recycled_power = recycling(xp.power, xp.power)  # large results into recycled memory
+
+
+def _np_power(x, y):
+    """NumPy's power, with TensorFlow's error for an integer to a negative integer power
+    (NumPy's ValueError would escape a compiled program untranslated)."""
+    try:
+        return _recycled_power(x, y)
+    except ValueError as e:
+        if "negative integer powers" not in str(e):
+            raise
+        raise InvalidArgumentError("Integers to negative integer powers are not allowed") \
+            from None
 _OUTER_MAX = 64  # up to this many exponents, one comparison with all five values at once
 
 

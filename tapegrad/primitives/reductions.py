@@ -274,11 +274,37 @@ def _arg_validate(name):
     return rule
 
 
-argmax_p = nondiff("argmax", lambda x, axis, output_type: xp.argmax(x, axis=axis).astype(
-    output_type), 1, emit="np.argmax({0}, axis={axis}).astype('{output_type}')",
-    abstract=_arg_abstract, validate=_arg_validate("argmax"), batch=_arg_batch("argmax"),
-    fresh=True)
-argmin_p = nondiff("argmin", lambda x, axis, output_type: xp.argmin(x, axis=axis).astype(
-    output_type), 1, emit="np.argmin({0}, axis={axis}).astype('{output_type}')",
-    abstract=_arg_abstract, validate=_arg_validate("argmin"), batch=_arg_batch("argmin"),
-    fresh=True)
+def _arg_extreme(x, axis, output_type, largest):
+    """TensorFlow's CPU ArgMax/ArgMin: a scan from (index 0, the dtype's lowest finite value
+    for argmax, highest for argmin) that moves only to a strictly larger (smaller) element.
+
+    So NaN is skipped (it compares false), a row of only NaN (or only -inf, or the lowest
+    finite value, for argmax) gives 0, and ties give the first index, as NumPy. NumPy's
+    ``argmax`` returns a NaN's index instead: its answer is kept wherever the element it
+    picked is one the scan would move to, and recomputed only where it is not.
+    """
+    find = xp.argmax if largest else xp.argmin
+    i = find(x, axis=axis)
+    if x.dtype.kind == "f" and x.size:
+        start = xp.finfo(x.dtype).min if largest else xp.finfo(x.dtype).max
+        v = xp.take_along_axis(x, xp.expand_dims(i, axis), axis=axis)
+        if not ((v > start) if largest else (v < start)).all():
+            fill = (x > start) if largest else (x < start)
+            i = find(xp.where(fill, x, start), axis=axis)
+    return i.astype(output_type)
+
+
+def _tf_argmax(x, axis, output_type):
+    return _arg_extreme(x, axis, output_type, True)
+
+
+def _tf_argmin(x, axis, output_type):
+    return _arg_extreme(x, axis, output_type, False)
+
+
+argmax_p = nondiff("argmax", _tf_argmax, 1, emit="_tf_argmax({0}, {axis}, '{output_type}')",
+                   abstract=_arg_abstract, validate=_arg_validate("argmax"),
+                   batch=_arg_batch("argmax"), fresh=True)
+argmin_p = nondiff("argmin", _tf_argmin, 1, emit="_tf_argmin({0}, {axis}, '{output_type}')",
+                   abstract=_arg_abstract, validate=_arg_validate("argmin"),
+                   batch=_arg_batch("argmin"), fresh=True)

@@ -10,6 +10,7 @@ import numpy as np
 from tapegrad.primitives.api import band_part, inv, matmul, reshape, solve, trace, triangular_solve
 from tapegrad.core.dispatch import PRIMITIVES, Primitive
 from tapegrad.core.tensor import Tensor
+from tapegrad.errors import InvalidArgumentError
 from tapegrad.primitives.linalg import _lift, _mT
 from tapegrad.primitives.params import check_bool
 from tapegrad.primitives.families import broadcast_shapes, xp
@@ -72,11 +73,20 @@ def _matrix_batch(name):
 
 
 # ---- inverse and determinants --------------------------------------------------------------
+def _inv(a):
+    """The inverse; an exactly singular matrix raises TensorFlow's error (eagerly and in a
+    compiled program alike: NumPy's LinAlgError never reaches the user)."""
+    try:
+        return xp.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise InvalidArgumentError("Input is not invertible.") from None
+
+
 inv_p = Primitive(
-    "inv", xp.linalg.inv, nin=1, abstract=_square_abstract("inv", True),
+    "inv", _inv, nin=1, abstract=_square_abstract("inv", True),
     vjp=(lambda g, ans, a: -matmul(_mT(ans), matmul(g, _mT(ans))),),
     jvp=(lambda a_dot, ans, a: -matmul(ans, matmul(a_dot, ans)),),
-    batch=_unary_batch("inv"), emit="np.linalg.inv({0})", sparsity="matrix")
+    batch=_unary_batch("inv"), emit="_inv({0})", sparsity="matrix")
 
 # d det(A) = det(A) tr(A^-1 dA); the VJP needs A invertible, as in TensorFlow
 det_p = Primitive(
@@ -111,8 +121,11 @@ def _solve(a, b):
     # Broadcast the batch axes explicitly: NumPy 1.x reads a rhs with one axis fewer than
     # the matrix as a stack of vectors, NumPy 2 as a matrix. Equal ranks mean the same to both.
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    return xp.linalg.solve(xp.broadcast_to(a, batch + a.shape[-2:]),
-                           xp.broadcast_to(b, batch + b.shape[-2:]))
+    try:
+        return xp.linalg.solve(xp.broadcast_to(a, batch + a.shape[-2:]),
+                               xp.broadcast_to(b, batch + b.shape[-2:]))
+    except np.linalg.LinAlgError:  # (TensorFlow's error, also in compiled programs)
+        raise InvalidArgumentError("Input matrix is not invertible.") from None
 
 
 def _solve_vjp_b(g, ans, a, b):
@@ -151,21 +164,58 @@ def _cholesky_jvp(a_dot, L, a):
     return matmul(L, _phi(m))
 
 
-cholesky_p = Primitive("cholesky", xp.linalg.cholesky, nin=1,
+def _cholesky(a):
+    """The lower Cholesky factor. As TensorFlow's kernel, a matrix that is not positive
+    definite gives a factor of NaN (its lower triangle; zeros above), not an error."""
+    try:
+        return xp.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        pass
+    flat = a.reshape((-1,) + a.shape[-2:])
+    out = np.empty_like(flat)
+    lower = np.tril(np.ones(a.shape[-2:], bool))
+    for k, m in enumerate(flat):  # only the failing matrices of a batch are NaN
+        try:
+            out[k] = xp.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            out[k] = np.where(lower, np.nan, 0)
+    return out.reshape(a.shape)
+
+
+cholesky_p = Primitive("cholesky", _cholesky, nin=1,
                        abstract=_square_abstract("cholesky", True),
                        vjp=(_cholesky_vjp,), jvp=(_cholesky_jvp,),
-                       batch=_unary_batch("cholesky"), emit="np.linalg.cholesky({0})",
+                       batch=_unary_batch("cholesky"), emit="_cholesky({0})",
                        sparsity="matrix")
 
 
 # ---- triangular solve --------------------------------------------------------------------------
 def _triangular_solve(a, b, lower, adjoint):
     # Only the named triangle of ``a`` is read, as in TensorFlow. An LU solve of the masked
-    # matrix keeps NumPy the only dependency and handles any batch of matrices.
+    # matrix keeps NumPy the only dependency and handles any batch of matrices; a zero (or
+    # non-finite) diagonal entry, where LU would raise or pivot around it, gets TensorFlow's
+    # substitution with its infinities and NaN instead.
     a = xp.tril(a) if lower else xp.triu(a)
     if adjoint:
-        a = xp.swapaxes(a, -1, -2)
+        a = xp.swapaxes(a, -1, -2)  # (the op layer conjugates a complex matrix)
+    d = xp.diagonal(a, axis1=-2, axis2=-1)
+    if d.size and not (xp.isfinite(d) & (d != 0)).all():
+        return _substitute(a, b, lower != adjoint)
     return _solve(a, b)
+
+
+def _substitute(a, b, forward):
+    """Solve the triangular system ``a x = b`` row by row (``forward``: ``a`` is lower)."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = xp.broadcast_to(a, batch + a.shape[-2:])
+    x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=np.result_type(a, b))
+    n = a.shape[-1]
+    with np.errstate(all="ignore"):
+        for i in (range(n) if forward else range(n - 1, -1, -1)):
+            done = slice(0, i) if forward else slice(i + 1, n)
+            r = x[..., i, :] - xp.einsum("...j,...jk->...k", a[..., i, done], x[..., done, :])
+            x[..., i, :] = r / a[..., i, i, None]
+    return x
 
 
 def _band(x, lower):
@@ -206,4 +256,5 @@ triangular_solve_p = Primitive(
 
 
 # The code generator imports these by name for the ``emit`` strings above.
-EMIT_HELPERS = {"_solve": _solve, "_triangular_solve": _triangular_solve}
+EMIT_HELPERS = {"_solve": _solve, "_triangular_solve": _triangular_solve, "_inv": _inv,
+                "_cholesky": _cholesky}

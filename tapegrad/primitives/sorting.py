@@ -12,11 +12,13 @@ from tapegrad.primitives.families import xp
 
 
 def _argsort(x, axis, descending, stable):
-    kind = "stable" if stable else None
-    if descending:  # a stable descending order: sort the negated keys
-        return xp.argsort(-x if x.dtype.kind != "b" else ~x, axis=axis, kind=kind).astype(
-            np.int32)
-    return xp.argsort(x, axis=axis, kind=kind).astype(np.int32)
+    # Always stable, whatever ``stable`` says: TensorFlow's sorts are top_k, which puts equal
+    # elements in index order either way (NumPy's default quicksort does not). Descending
+    # sorts the keys -x of floats (NaN stays last) and ~x of integers and bools, which is
+    # -x - 1 without overflow (-x wraps the unsigned integers and the most negative one).
+    if descending:
+        x = -x if x.dtype.kind in "fc" else ~x
+    return xp.argsort(x, axis=axis, kind="stable").astype(np.int32)
 
 
 def _argsort_validate(x, *, axis, descending, stable):

@@ -265,6 +265,12 @@ def argmax(x, axis=None, keepdims=False, _find=None):
     """The index of the largest entry (of the flattened tensor for ``axis=None``), as
     ``int32``."""
     x = convert_to_tensor(x)
+    if x.dtype.kind == "f" and len(x.shape):
+        # Keras computes in float32 at least and ranks -0.0 below +0.0, as the smallest
+        # negative normal number (its fix for backends that flush to zero)
+        x = tf.cast(x, np.promote_types(x.dtype, np.float32))
+        negative_zero = tf.logical_and(tf.equal(x, 0.0), tf.less(tf.math.atan2(x, -1.0), 0.0))
+        x = tf.where(negative_zero, -np.finfo(x.dtype).tiny, x)
     flat = axis is None
     out = (_find or tf.argmax)(tf.reshape(x, [-1]) if flat else x, axis=0 if flat else axis,
                                output_type="int32")
