@@ -83,9 +83,10 @@ def elementwise():
                           [np.repeat(a(small, dt), 4), np.tile(a([0, 1, 2, 5], dt), len(small))],
                           EAGER_FN))
         if not dt.startswith("u"):
-            # (eager: TensorFlow's error; a compiled program raises NumPy's ValueError)
             cases.append((f"pow_negative_exponent_{dt}", "lambda x, y: tf.math.pow(x, y)",
-                          [a([2, 1, -1], dt), a([-1, -2, -3], dt)], ("eager",)))
+                          [a([2, 1, -1], dt), a([-1, -2, -3], dt)], EAGER_FN))
+            cases.append((f"pow_operator_negative_exponent_{dt}", "lambda x, y: x ** y",
+                          [a([2, 1], dt), a([3, -2], dt)], EAGER_FN))
         for op in BITWISE:
             cases.append((f"{op}_{dt}", f"lambda x, y: tf.bitwise.{op}(x, y)",
                           _grid(v, dt), EAGER_FN))
@@ -129,7 +130,6 @@ def reductions():
                       EAGER_FN))
     cases.append(("count_nonzero_nan", "lambda x: tf.math.count_nonzero(x, axis=0)", [x],
                   EAGER_FN))
-    # (argmax / argmin of NaN: NumPy's rule, README, differences)
     cases.append(("argmax_ties", "lambda x: tf.math.argmax(x, axis=0)",
                   [a([1.0, 3.0, 3.0, 2.0], "float32")], EAGER_FN))
     cases.append(("cumsum_exclusive_reverse",
@@ -416,6 +416,162 @@ def complex_and_keras_ops():
     return cases
 
 
+NAN_ROWS = a([[2.0, np.nan, 1.0, 5.0, 0.0], [np.nan, np.inf, 1.0, np.nan, -np.inf],
+              [np.nan, np.nan, np.nan, np.nan, np.nan], [np.nan, -np.inf, -np.inf, 3.0, np.nan],
+              [-0.0, 0.0, -0.0, 0.0, np.nan], [np.inf, np.nan, np.inf, -np.inf, -np.inf]],
+             "float32")
+
+
+def arg_extremes():
+    """argmax / argmin with NaN (TensorFlow's kernels skip it: a scan from the dtype's lowest
+    finite value that moves only to a strictly larger element), infinities, the dtype's
+    extreme finite values, -0.0, integers and bools; Keras's versions (float32 at least,
+    -0.0 below +0.0)."""
+    cases = []
+    big = np.finfo(np.float32).max
+    ext = a([[np.nan, big, np.inf], [np.nan, -big, -np.inf], [-big, np.nan, -np.inf],
+             [big, np.nan, np.inf]], "float32")
+    for dt in ("float32", "float64", "float16"):
+        for op in ("argmax", "argmin"):
+            for axis in (0, 1, -1):
+                cases.append((f"{op}_nan_{dt}_axis{axis}", f"lambda x: tf.math.{op}(x, axis={axis})",
+                              [NAN_ROWS.astype(dt)], EAGER_FN))
+            if dt != "float16":
+                cases.append((f"{op}_extremes_{dt}", f"lambda x: tf.{op}(x, axis=1)",
+                              [ext.astype(dt)], EAGER_FN))
+            cases.append((f"{op}_nan_long_{dt}", f"lambda x: tf.{op}(x)",
+                          [np.concatenate([np.full(37, np.nan), [1.0, np.nan, 3.0, -2.0],
+                                           np.full(20, np.nan)]).astype(dt)], EAGER_FN))
+            cases.append((f"keras_{op}_nan_{dt}", f"lambda x: keras.ops.{op}(x, axis=1)",
+                          [NAN_ROWS.astype(dt)], EAGER_FN))
+            cases.append((f"keras_{op}_flat_keepdims_{dt}",
+                          f"lambda x: keras.ops.{op}(x, keepdims=True)", [NAN_ROWS.astype(dt)],
+                          EAGER_FN))
+    for dt in ("int8", "uint8", "int32", "int64", "bool"):
+        v = a([[0, 1, 1, 0], [1, 0, 0, 1]], dt) if dt == "bool" else \
+            a(_ints(dt)[:6], dt).reshape(2, 3)
+        for op in ("argmax", "argmin"):
+            cases.append((f"{op}_{dt}", f"lambda x: tf.{op}(x, axis=1, output_type=tf.int32)",
+                          [v], EAGER_FN))
+    for op in ("reduce_max", "reduce_min"):
+        cases.append((f"{op}_nan_rows", f"lambda x: tf.math.{op}(x, axis=1)", [NAN_ROWS],
+                      EAGER_FN))
+    return cases
+
+
+def sorting():
+    """Sorts and top_k without NaN (README: where TensorFlow's kernels put a NaN depends on
+    its position), with ties, signed zeros, integers and TensorFlow's errors for k."""
+    cases = []
+    z = a([0.0, -0.0, 0.0, -0.0, 1.0, -1.0], "float32")
+    t = a([[1.0, 3.0, 3.0, 1.0, 3.0], [np.inf, -np.inf, 2.0, 2.0, np.inf]], "float32")
+    for src in ("tf.sort(x)", "tf.sort(x, direction='DESCENDING')", "tf.argsort(x)",
+                "tf.argsort(x, direction='DESCENDING')", "tf.argsort(x, stable=True)"):
+        name = "".join(ch if ch.isalnum() else "_" for ch in src)
+        cases.append((f"{name}_zeros", f"lambda x: {src}", [z], EAGER_FN))
+        cases.append((f"{name}_ties", f"lambda x: {src}", [t], EAGER_FN))
+    for k in (0, 1, 3, 5):
+        cases.append((f"top_k_ties_k{k}", f"lambda x: tf.math.top_k(x, {k})", [t], EAGER_FN))
+    cases.append(("top_k_int32", "lambda x: tf.math.top_k(x, 2)", [a([3, 1, 3, 2], "int32")],
+                  EAGER_FN))
+    cases.append(("nn_top_k_zeros", "lambda x: tf.nn.top_k(x, 3)", [z], EAGER_FN))
+    # (TensorFlow's tracing raises ValueError here, with its shape function's messages;
+    # tapegrad's InvalidArgumentError, a ValueError, has the kernel's message)
+    for k in (6, -1):
+        cases.append((f"top_k_k{k}", f"lambda x: tf.math.top_k(x, {k})", [z], ("eager",)))
+    cases.append(("top_k_scalar", "lambda x: tf.math.top_k(x, 1)", [a(1.0, "float32")],
+                  ("eager",)))
+    return cases
+
+
+def strict_dtypes():
+    """Dtypes TensorFlow's CPU kernels refuse, whose errors tapegrad raises (a compiled
+    program alike: TensorFlow's tracing raises TypeError there, tapegrad the eager error, so
+    these run eagerly only), and NumPy errors a compiled program must not let through."""
+    cases = []
+    for op in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "asin", "acos",
+               "atan", "sinh", "cosh", "log1p", "expm1", "erf"):
+        for dt in ("int32", "int64", "uint8"):
+            cases.append((f"{op}_of_{dt}", f"lambda x: tf.math.{op}(x)", [a([1, 2], dt)],
+                          ("eager",)))
+    cases.append(("atan2_of_int32", "lambda x, y: tf.math.atan2(x, y)",
+                  [a([1, 2], "int32"), a([2, 1], "int32")], ("eager",)))
+    for dt in ("int8", "int16", "bool", "uint8", "uint16", "int32", "int64", "float16"):
+        m = np.ones((2, 2), dt)
+        cases.append((f"matmul_{dt}", "lambda x, y: tf.matmul(x, y)", [m, m], ("eager",)))
+        cases.append((f"batch_matmul_{dt}", "lambda x, y: tf.matmul(x, y)", [m[None], m[None]],
+                      ("eager",)))
+    cases.append(("matmul_operator_int8", "lambda x, y: x @ y",
+                  [np.ones((2, 2), "int8"), np.ones((2, 2), "int8")], ("eager",)))
+    for dt in ("bool", "int8", "uint8", "uint16", "uint32", "int64", "complex64", "float16"):
+        cases.append((f"tile_{dt}", "lambda x: tf.tile(x, [2, 1])", [np.ones((1, 2), dt)],
+                      EAGER_FN))
+    cases.append(("tile_negative", "lambda x: tf.tile(x, [1, -1])",
+                  [np.ones((1, 2), "float32")], EAGER_FN))
+    cases.append(("tile_zero", "lambda x: tf.tile(x, [0, 2])", [np.ones((1, 2), "float32")],
+                  EAGER_FN))
+    cases.append(("tile_wrong_length", "lambda x: tf.tile(x, [1, 2, 3])",
+                  [np.ones((1, 2), "float32")], ("eager",)))
+    # tf.range infers its dtype from its arguments' dtypes (NumPy scalars keep theirs)
+    for src in ("tf.range(np.int64(4))", "tf.range(np.float64(2.5))", "tf.range(np.float32(3))",
+                "tf.range(np.int32(1), 3.5)", "tf.range(np.int64(1), np.int32(4))",
+                "tf.range(np.int8(3))", "tf.range(True)", "tf.range(np.uint8(3))",
+                "tf.range(4, dtype=tf.float64)", "tf.range(1, 7, 2, dtype=tf.int64)"):
+        name = "".join(ch if ch.isalnum() else "_" for ch in src)
+        cases.append((name, f"lambda x: {src}", [a(0, "int32")], EAGER_FN))
+    for src in ("tf.range(np.float16(0), np.float16(3))", "tf.range(3, dtype=tf.float16)",
+                "tf.range(3, dtype=tf.uint8)", "tf.range(3, dtype=tf.int16)",
+                "tf.range(3, dtype=tf.int8)", "tf.range(3, dtype=tf.uint32)",
+                "tf.range(3, dtype=tf.complex64)"):
+        name = "".join(ch if ch.isalnum() else "_" for ch in src)
+        cases.append((name, f"lambda x: {src}", [a(0, "int32")], ("eager",)))
+    return cases
+
+
+S2 = a([[1.0, 2.0], [2.0, 4.0]], "float64")
+N2 = a([[1.0, 2.0], [2.0, 1.0]], "float64")
+L3 = a([[2.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 3.0]], "float64")
+B3 = a([[1.0], [2.0], [3.0]], "float64")
+LOWER = "tf.linalg.band_part(tf.linalg.cholesky(a), -1, 0)"
+
+
+def linalg():
+    """Singular and indefinite matrices: TensorFlow's errors for inverse and solve (eager
+    and compiled), a NaN factor for a Cholesky decomposition that fails, and the
+    substitution's infinities for a triangular solve with a zero on the diagonal."""
+    cases = [("inv_singular", "lambda a: tf.linalg.inv(a)", [S2], EAGER_FN),
+             ("inv_batch_singular", "lambda a: tf.linalg.inv(a)", [np.stack([N2, S2])],
+              EAGER_FN),
+             ("solve_singular", "lambda a, b: tf.linalg.solve(a, b)", [S2, B3[:2]], EAGER_FN),
+             # (the lower triangle: TensorFlow leaves the upper one of a failed factor
+             # uninitialised, zeros or whatever the memory held)
+             ("cholesky_indefinite", f"lambda a: {LOWER}", [N2], EAGER_FN),
+             ("cholesky_singular", f"lambda a: {LOWER}", [S2], EAGER_FN),
+             ("cholesky_batch_indefinite", f"lambda a: {LOWER}", [np.stack([N2 + 2 * np.eye(2),
+                                                                            N2])], EAGER_FN),
+             ("cholesky_float32_indefinite", f"lambda a: {LOWER}", [N2.astype("float32")],
+              EAGER_FN),
+             ("cholesky_solve_indefinite",
+              f"lambda a, b: tf.linalg.cholesky_solve({LOWER}, b)", [N2, B3[:2]],
+              EAGER_FN),
+             ("triangular_solve_zero_diagonal", "lambda a, b: tf.linalg.triangular_solve(a, b)",
+              [L3, B3], EAGER_FN),
+             ("triangular_solve_zero_diagonal_adjoint",
+              "lambda a, b: tf.linalg.triangular_solve(a, b, adjoint=True)", [L3, B3], EAGER_FN),
+             ("triangular_solve_zero_diagonal_upper",
+              "lambda a, b: tf.linalg.triangular_solve(a, b, lower=False)", [L3.T.copy(), B3],
+              EAGER_FN),
+             ("triangular_solve_zero_diagonal_float32",
+              "lambda a, b: tf.linalg.triangular_solve(a, b)",
+              [L3.astype("float32"), B3.astype("float32")], EAGER_FN),
+             ("triangular_solve_zero_matrix", "lambda a, b: tf.linalg.triangular_solve(a, b)",
+              [np.zeros((2, 2)), np.zeros((2, 1))], EAGER_FN),
+             ("triangular_solve_regular", "lambda a, b: tf.linalg.triangular_solve(a, b)",
+              [L3 + np.eye(3), B3], ALL)]
+    return cases
+
+
 def all_cases():
     return (elementwise() + reductions() + losses() + metrics() + nn() + gradients()
-            + complex_and_keras_ops())
+            + complex_and_keras_ops() + arg_extremes() + sorting() + strict_dtypes()
+            + linalg())
