@@ -48,6 +48,7 @@ from tapegrad import autograph  # noqa: F401  (tf.autograph)
 from tapegrad import saved  # noqa: F401
 from tapegrad import sparsity  # noqa: F401
 from tapegrad import sparse  # noqa: F401  (tf.sparse and tf.SparseTensor)
+from tapegrad import signal  # noqa: F401  (tf.signal)
 from tapegrad.ops.sparse_ops import SparseTensor  # noqa: F401
 from tapegrad.drawing import draw  # noqa: F401  (tf.draw: pictures of tapes and programs)
 from tapegrad import data  # noqa: F401

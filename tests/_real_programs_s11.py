@@ -599,10 +599,216 @@ def legacy_backend_functions(tf):
     return {k: (val if isinstance(val, np.ndarray) else np.asarray(val)) for k, val in out.items()}
 
 
+# -- audio: spectrograms with tf.signal (TensorFlow's "Simple audio recognition") --------
+def audio_spectrogram_classifier(tf):
+    """Waveforms -> |stft| spectrograms in a tf.data map -> Resizing + Normalization(adapt)
+    + a small convnet trained a step; the gradient of the loss with respect to the waveform
+    goes back through the STFT."""
+    layers = tf.keras.layers
+    rng = np.random.default_rng(14)
+    t = np.arange(400) / 400.0
+    waves = np.stack([np.sin(2 * np.pi * f * t) + 0.05 * rng.normal(size=t.size)
+                      for f in (5, 40, 7, 35, 6, 38)]).astype(np.float32)
+    labels = np.array([0, 1, 0, 1, 0, 1])
+
+    def get_spectrogram(waveform):
+        spectrogram = tf.signal.stft(waveform, frame_length=63, frame_step=32)
+        spectrogram = tf.abs(spectrogram)
+        return spectrogram[..., tf.newaxis]
+
+    ds = tf.data.Dataset.from_tensor_slices((waves, labels))
+    spec_ds = ds.map(lambda audio, label: (get_spectrogram(audio), label),
+                     num_parallel_calls=tf.data.AUTOTUNE)
+    for example_spectrograms, _ in spec_ds.take(1):
+        input_shape = example_spectrograms.shape
+    norm_layer = layers.Normalization()
+    norm_layer.adapt(data=spec_ds.map(map_func=lambda spec, label: spec))
+    model = tf.keras.Sequential([
+        layers.Input(shape=input_shape),
+        layers.Resizing(8, 8),
+        norm_layer,
+        layers.Conv2D(4, 3, activation="relu"),
+        layers.MaxPooling2D(),
+        layers.Flatten(),
+        layers.Dense(8, activation="relu"),
+        layers.Dense(2),
+    ])
+    rng_w = np.random.default_rng(15)
+    for layer in model.layers:
+        if layer.trainable_weights:
+            layer.set_weights([(rng_w.normal(size=tuple(w.shape)) * 0.3).astype(np.float32)
+                               for w in layer.get_weights()])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.05),
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    train = spec_ds.batch(3).cache().prefetch(tf.data.AUTOTUNE)
+    history = model.fit(train, epochs=2, verbose=0)
+
+    wave = tf.constant(waves[:2])
+    with tf.GradientTape() as tape:
+        tape.watch(wave)
+        logits = model(get_spectrogram(wave), training=False)
+        loss = tf.keras.losses.sparse_categorical_crossentropy(labels[:2], logits,
+                                                               from_logits=True)
+    wave_grad = tape.gradient(loss, wave)
+    return {"spectrogram": example_spectrograms.numpy(), "input_shape": np.array(input_shape),
+            "norm_mean": np.asarray(norm_layer.mean).ravel(),
+            "loss": np.array(history.history["loss"]), "logits": logits.numpy(),
+            "wave_grad": wave_grad.numpy()}
+
+
+# -- log-mel spectrograms and MFCCs (tf.signal's guide) -----------------------------------
+def mel_features(tf):
+    """STFT (pad_end, a Hamming window, fft_length 64) -> power -> mel filterbank via
+    tensordot -> log -> MFCCs; the round trip rfft -> irfft; the frames' gradient."""
+    rng = np.random.default_rng(16)
+    pcm = tf.constant(rng.normal(size=(2, 300)).astype(np.float32))
+    stfts = tf.signal.stft(pcm, frame_length=48, frame_step=20, fft_length=64,
+                           window_fn=tf.signal.hamming_window, pad_end=True)
+    spectrograms = tf.abs(stfts)
+    num_spectrogram_bins = stfts.shape[-1]
+    lower_edge_hertz, upper_edge_hertz, num_mel_bins = 80.0, 3800.0, 10
+    linear_to_mel_weight_matrix = tf.signal.linear_to_mel_weight_matrix(
+        num_mel_bins, num_spectrogram_bins, 8000, lower_edge_hertz, upper_edge_hertz)
+    mel_spectrograms = tf.tensordot(spectrograms, linear_to_mel_weight_matrix, 1)
+    mel_spectrograms.set_shape(spectrograms.shape[:-1].concatenate(
+        linear_to_mel_weight_matrix.shape[-1:]))
+    log_mel_spectrograms = tf.math.log(mel_spectrograms + 1e-6)
+    mfccs = tf.signal.mfccs_from_log_mel_spectrograms(log_mel_spectrograms)[..., :6]
+    x = tf.constant(rng.normal(size=(3, 16)).astype(np.float32))
+    back = tf.signal.irfft(tf.signal.rfft(x))
+    frames = tf.signal.frame(pcm, 48, 20, axis=-1)
+    with tf.GradientTape() as tape:
+        tape.watch(pcm)
+        energy = tf.reduce_sum(tf.abs(tf.signal.stft(pcm, 32, 16)) ** 2)
+    return {"stft_shape": np.array(stfts.shape), "log_mel": log_mel_spectrograms.numpy(),
+            "mfccs": mfccs.numpy(), "roundtrip": back.numpy(), "frames": frames.numpy(),
+            "energy_grad": tape.gradient(energy, pcm).numpy(),
+            "dct_ortho": tf.signal.dct(x, norm="ortho").numpy(),
+            "hann": tf.signal.hann_window(10, periodic=False).numpy()}
+
+
+# -- next-frame prediction with ConvLSTM2D (keras.io "Next-frame prediction with Conv-LSTM")
+def next_frame_convlstm(tf):
+    """Stacked ConvLSTM2D (return_sequences, relu) with BatchNormalization and a Conv3D
+    head over frames of a moving square, inputs of any number of frames; trained a step
+    with fit, then frames predicted one after another."""
+    keras = tf.keras
+    layers = keras.layers
+    frames = np.zeros((4, 6, 8, 8, 1), np.float32)
+    for n in range(4):
+        for t in range(6):
+            r, c = (n + t) % 6, (2 * n + t) % 6
+            frames[n, t, r:r + 2, c:c + 2, 0] = 1.0
+    x_train, y_train = frames[:, :-1], frames[:, 1:]
+
+    inp = layers.Input(shape=(None, *x_train.shape[2:]))
+    x = layers.ConvLSTM2D(filters=4, kernel_size=(3, 3), padding="same",
+                          return_sequences=True, activation="relu")(inp)
+    x = layers.BatchNormalization()(x)
+    x = layers.ConvLSTM2D(filters=3, kernel_size=(1, 1), padding="same",
+                          return_sequences=True, activation="relu")(x)
+    x = layers.Conv3D(filters=1, kernel_size=(3, 3, 3), activation="sigmoid",
+                      padding="same")(x)
+    model = keras.models.Model(inp, x)
+    fix_weights(model, seed=111)
+    for layer in model.layers:
+        if isinstance(layer, layers.BatchNormalization):
+            layer.moving_variance.assign(np.full(layer.moving_variance.shape, 1.5, np.float32))
+    model.compile(loss=keras.losses.binary_crossentropy,
+                  optimizer=keras.optimizers.SGD(learning_rate=0.1))
+    before = model.predict(x_train[:2], verbose=0)
+    history = model.fit(x_train, y_train, batch_size=2, epochs=1, shuffle=False, verbose=0)
+    example = frames[0, :3]
+    for _ in range(2):
+        new_prediction = model.predict(np.expand_dims(example, axis=0), verbose=0)
+        new_prediction = np.squeeze(new_prediction, axis=0)
+        predicted_frame = np.expand_dims(new_prediction[-1, ...], axis=0)
+        example = np.concatenate((example, predicted_frame), axis=0)
+    return {"before": before, "loss": np.array(history.history["loss"]), "rolled": example,
+            "out_shape": np.array(model.output_shape[1:], dtype=object).astype(str)}
+
+
+# -- ConvLSTM2D's options, layer by layer -------------------------------------------------
+def convlstm_cases(tf):
+    """ConvLSTM2D with 'same' padding and sequences, strides with return_state, dilation
+    with go_backwards and relu: outputs for fixed weights, and the weights' names."""
+    layers = tf.keras.layers
+    rng = np.random.default_rng(17)
+    out = {}
+    for name, kw, shape in [
+            ("same_seq", dict(filters=3, kernel_size=(3, 3), padding="same",
+                              return_sequences=True), (2, 4, 6, 6, 2)),
+            ("strided_state", dict(filters=2, kernel_size=3, strides=2, return_state=True),
+             (2, 3, 7, 7, 2)),
+            ("dilated_back", dict(filters=2, kernel_size=2, dilation_rate=2, go_backwards=True,
+                                  activation="relu", unit_forget_bias=False), (1, 3, 6, 5, 1))]:
+        layer = layers.ConvLSTM2D(**kw)
+        x = rng.normal(size=shape).astype(np.float32)
+        layer(x)
+        out[f"{name}_bias0"] = np.asarray(layer.get_weights()[2])
+        layer.set_weights([(rng.normal(size=w.shape) * 0.3).astype(np.float32)
+                           for w in layer.get_weights()])
+        y = layer(x)
+        for i, t in enumerate(y if isinstance(y, (list, tuple)) else [y]):
+            out[f"{name}_{i}"] = np.asarray(t)
+        out[f"{name}_names"] = np.array([w.name for w in layer.weights])
+    return out
+
+
+# -- tf.signal function by function --------------------------------------------------------
+def signal_functions(tf):
+    """frame (pad_end, axis, too short), windows (periodic, odd/even, float64), rfft (crop,
+    pad, float64), irfft (odd length), DCT I-IV (ortho, n), idct, the mel matrix, MFCCs."""
+    s = tf.signal
+    rng = np.random.default_rng(18)
+    x = tf.constant(np.arange(10, dtype=np.float32))
+    sig = tf.constant(rng.normal(size=(2, 3, 13)).astype(np.float32))
+    v4 = tf.constant([1.0, 2.0, 3.0, 4.0])
+    spec = tf.constant((rng.normal(size=(2, 5)) + 1j * rng.normal(size=(2, 5)))
+                       .astype(np.complex64))
+    out = {
+        "frame": s.frame(x, 4, 3), "frame_pad": s.frame(x, 4, 3, pad_end=True, pad_value=-1),
+        "frame_axis0": s.frame(tf.reshape(tf.range(12.0), (3, 4)), 2, 1, axis=0),
+        "frame_short": s.frame(x, 12, 3), "frame_short_pad": s.frame(x, 12, 3, pad_end=True),
+        "frame_int": s.frame(tf.range(10), 3, 2), "frame_3d": s.frame(sig, 5, 4, axis=-1),
+        "hann5": s.hann_window(5), "hann4": s.hann_window(4),
+        "hann4_sym": s.hann_window(4, periodic=False), "hann1": s.hann_window(1),
+        "hamming6": s.hamming_window(6), "hann_f64": s.hann_window(7, dtype=tf.float64),
+        "rfft": s.rfft(v4), "rfft_pad": s.rfft(tf.constant([1.0, 2.0, 3.0]), fft_length=[5]),
+        "rfft_crop": s.rfft(v4, fft_length=[2]), "rfft_3d": s.rfft(sig),
+        "rfft_f64": s.rfft(tf.cast(sig, tf.float64), fft_length=[16]),
+        "irfft": s.irfft(spec), "irfft_odd": s.irfft(spec, fft_length=[9]),
+        "irfft_short": s.irfft(spec, fft_length=[4]),
+        "stft": s.stft(sig, frame_length=6, frame_step=3),
+        "stft_pad": s.stft(sig, 6, 4, fft_length=10, pad_end=True, window_fn=None),
+        "mel": s.linear_to_mel_weight_matrix(8, 17, 16000, 50.0, 7000.0),
+        "mel_default": s.linear_to_mel_weight_matrix(),
+        "mfcc": s.mfccs_from_log_mel_spectrograms(sig),
+        "idct": s.idct(v4), "idct_ortho": s.idct(sig, norm="ortho"),
+        "dct_n6": s.dct(v4, n=6), "dct_n2": s.dct(v4, n=2),
+    }
+    for t in (1, 2, 3, 4):
+        out[f"dct{t}"] = s.dct(sig, type=t)
+        if t > 1:
+            out[f"dct{t}_ortho"] = s.dct(sig, type=t, norm="ortho")
+    v = tf.Variable(rng.normal(size=(20,)).astype(np.float32))
+    with tf.GradientTape(persistent=True) as tape:
+        energy = tf.reduce_sum(tf.abs(s.stft(v, 8, 4)) ** 2 * tf.range(5.0))
+        r = s.rfft(v)
+        parts = tf.reduce_sum(tf.math.real(r) * tf.range(11.0) + tf.math.imag(r) ** 2)
+        d = tf.reduce_sum(s.dct(v, norm="ortho") * tf.range(20.0))
+    out["grad_stft"] = tape.gradient(energy, v)
+    out["grad_rfft"] = tape.gradient(parts, v)
+    out["grad_dct"] = tape.gradient(d, v)
+    return {k: np.asarray(val) for k, val in out.items()}
+
+
 NAMES = ("grad_cam", "char_rnn", "transformer_block", "hamiltonian_nn", "add_loss_layers",
          "save_reload_resume", "schedules_and_callbacks", "autoencoder_tf_data", "summaries",
          "stack_overflow_idioms", "masked_bilstm", "timeseries_windows",
-         "legacy_backend_functions")
+         "legacy_backend_functions", "audio_spectrogram_classifier", "mel_features",
+         "next_frame_convlstm", "convlstm_cases", "signal_functions")
 
 
 def run(tf, name, directory):

@@ -281,6 +281,7 @@ def test_tape_pictures_of_first_order_tapes_have_no_derivative_entries(persisten
 # lessons and the user's question.
 RANDOM_SEED_MODULES = {
     "keras/legacy_backend.py": "tf.keras.backend's random_normal, dropout... (seed=)",
+    "keras/layers/conv_lstm.py": "ConvLSTM2D(seed=), Keras's argument (no dropout here)",
     "random.py": "tf.random", "ops/random_ops.py": "tf.random.set_seed and the draws",
     "primitives/random.py": "the random primitives' seed param",
     "primitives/philox.py": "the stateless draws' seed input",

@@ -314,7 +314,8 @@ def _known_arguments(cls, config):
     (None, False, or inert as ``_INERT`` says); any other unknown argument stays, so the
     constructor refuses it rather than a setting being dropped."""
     params = set()
-    for klass in cls.__mro__:
+    cell = getattr(cls, "_cell_class", None)  # LSTM, GRU, ConvLSTM2D: the cell's arguments
+    for klass in cls.__mro__ + (cell.__mro__ if isinstance(cell, type) else ()):
         init = klass.__dict__.get("__init__")
         if init is None:
             continue

@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from tapegrad.primitives.api import (cos, cosh, equal, exp, floor, integer_pow, log,
+from tapegrad.primitives.api import (cast, cos, cosh, equal, exp, floor, integer_pow, log,
     logical_and, multiply, ones_like, pow, reciprocal_grad, rsqrt, rsqrt_grad, sigmoid, sign,
     sin, sinh, sqrt_grad, square, step, times, where, zeros_like, leaky_relu_grad,
     one_minus_square)
@@ -152,11 +152,25 @@ def _pow_y_vjp(g, ans, x, y):
     return g * ans * where(x > 0, log(where(x > 0, x, 1)), 0)
 
 
+def _unit(ans, x):
+    """``z / |z|`` (0 at z = 0), from primitives that differentiate: not ``sign(z)``, whose
+    derivative is 0 (TensorFlow's SignGrad) where that of ``z / |z|`` is not, so that
+    second derivatives of ``|z|`` are TensorFlow's (its ComplexAbsGrad divides by |z|)."""
+    nz = ans != 0
+    return where(nz, x / cast(where(nz, ans, ones_like(ans)), x.dtype), zeros_like(x))
+
+
+def _abs_vjp(g, ans, x):
+    # (multiply, not *: of a complex x the real cotangent g takes z / |z|'s complex dtype, a
+    # promotion the op layer refuses to users, as TensorFlow)
+    return multiply(g, _unit(ans, x)) if is_complex(x) else multiply(g, sign(x))
+
+
 def _abs_jvp(t, ans, x):
     """d|z| = Re(conj(z / |z|) dz): real, and consistent with the VJP ``g * z / |z|``
     (TensorFlow's, the rule as written)."""
     if is_complex(x):
-        return real(multiply(conj(sign(x)), t))
+        return real(multiply(conj(_unit(ans, x)), t))
     return t * sign(x)
 
 
@@ -385,10 +399,7 @@ step_p     = unary("step", _step, lambda g, ans, x: zeros_like(g), emit="_step({
                    dtype=_same)
 relu_p     = unary("relu", _relu, lambda g, ans, x: g * step(x),
                    emit="np.maximum({0}, 0)", dtype=_relu_dtype, fresh=True)
-# (multiply, not *: of a complex x the real cotangent g takes sign(x)'s complex dtype, a
-# promotion the op layer refuses to users, as TensorFlow)
-abs_p      = unary("abs", xp.abs, lambda g, ans, x: multiply(g, sign(x)), jvp=_abs_jvp,
-                   complex="own")
+abs_p      = unary("abs", xp.abs, _abs_vjp, jvp=_abs_jvp, complex="own")
 # sign's derivative is 0, and connected (TensorFlow's SignGrad): the gradient of sign(x) is
 # zeros, not None, so abs and anything else built on sign differentiate twice to zeros.
 sign_p     = unary("sign", xp.sign, lambda g, ans, x: zeros_like(g), emit="np.sign({0})",

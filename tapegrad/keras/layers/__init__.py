@@ -35,6 +35,7 @@ from tapegrad.keras.layers.regularization import (  # noqa: F401
     ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D,
     SpatialDropout2D, SpatialDropout3D)
 from tapegrad.keras.layers.recurrent import GRU, LSTM, RNN, Bidirectional, SimpleRNN  # noqa: F401
+from tapegrad.keras.layers.conv_lstm import ConvLSTM2D, ConvLSTM2DCell  # noqa: F401
 from tapegrad.keras.layers.rnn_cells import (GRUCell, LSTMCell, SimpleRNNCell,  # noqa: F401
                                              StackedRNNCells)
 from tapegrad.keras.layers.reshaping import (  # noqa: F401
