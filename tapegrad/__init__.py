@@ -10,6 +10,7 @@
 (12.0, 12.0)
 """
 from tapegrad.util import allocator as _allocator
+from tapegrad.util import fp_warnings as _fp_warnings
 from tapegrad import ops as _ops  # registers the primitives via the op modules
 from tapegrad import primitives as _primitives  # noqa: F401
 from tapegrad.core.dtypes import (  # noqa: F401
@@ -67,6 +68,7 @@ saved_model = saved  # TensorFlow's name: tf.saved_model.save / load
 newaxis = None
 del _ops
 _allocator.tune()  # malloc keeps a step's freed arrays for the next one (util/allocator.py)
+_fp_warnings.install()  # log(0) is -inf without NumPy's note, as in TensorFlow
 # tf.keras sits on top of everything above: imported last
 from tapegrad import keras  # noqa: E402
 optimizers, losses, metrics, initializers = (  # TensorFlow's aliases: tf.optimizers, ...

@@ -67,6 +67,7 @@ from tapegrad.trace.lanes import Group, joined, render_group, spare
 from tapegrad.trace import kept, lane_inputs
 from tapegrad.trace.reuse import MATMUL, plan
 from tapegrad.ir.core import NameGen, frozen_array
+from tapegrad.util.fp_warnings import GENERATED
 from tapegrad.primitives.power import exact_power
 from tapegrad.ir.names import line_values, usable, value_names
 from tapegrad.util import buffers
@@ -108,7 +109,8 @@ def _numpy_names(src):
 
 def _helpers():
     """The names emit strings may use: NumPy and every tapegrad module's ``EMIT_HELPERS``."""
-    ns = {"np": _NP}
+    # the name a warning raised in a generated program reports (util/fp_warnings.py)
+    ns = {"np": _NP, "__name__": GENERATED}
     for name, mod in list(sys.modules.items()):
         if name.startswith("tapegrad.") and mod is not None:
             ns.update(getattr(mod, "EMIT_HELPERS", None) or {})
