@@ -512,6 +512,31 @@ def strict_dtypes():
                   EAGER_FN))
     cases.append(("tile_wrong_length", "lambda x: tf.tile(x, [1, 2, 3])",
                   [np.ones((1, 2), "float32")], ("eager",)))
+    for dt in ("bool", "complex64"):
+        v = a([True, False, True], dt) if dt == "bool" else a([1 + 1j, 2, 0j], dt)
+        for src in ("tf.sort(x)", "tf.argsort(x)", "tf.sort(x, direction='DESCENDING')",
+                    "tf.math.top_k(x, 2)"):
+            name = "".join(ch if ch.isalnum() else "_" for ch in src)
+            cases.append((f"{name}_{dt}", f"lambda x: {src}", [v], ("eager",)))
+    p = a([1.0, 2.0, 3.0, 4.0], "float32")
+    for dt in ("int8", "uint8", "int16", "uint16", "uint32", "int64"):
+        cases.append((f"gather_indices_{dt}", "lambda p, i: tf.gather(p, i)", [p, a([1, 2], dt)],
+                      ("eager",)))
+        cases.append((f"embedding_lookup_indices_{dt}", "lambda p, i: tf.nn.embedding_lookup(p, i)",
+                      [p, a([3], dt)], ("eager",)))
+        cases.append((f"bincount_{dt}", "lambda x: tf.math.bincount(x)", [a([1, 2, 2], dt)],
+                      ("eager",)))
+    cases.append(("rint_float16", "lambda x: tf.math.rint(x)", [a([1.5, -0.5], "float16")],
+                  ("eager",)))
+    cases.append(("unique_complex64", "lambda x: tf.unique(x)", [a([1j, 1j, 2], "complex64")],
+                  ("eager",)))
+    cases.append(("polygamma_float16", "lambda a, x: tf.math.polygamma(a, x)",
+                  [a([1.0], "float16"), a([2.0], "float16")], ("eager",)))
+    h = a([[2.0, 1 - 1j], [1 + 1j, 3.0]], "complex128")
+    cases.append(("eigvalsh_complex128", "lambda a: tf.linalg.eigvalsh(a)", [h], EAGER_FN))
+    cases.append(("eigh_values_complex64", "lambda a: tf.linalg.eigh(a)[0]",
+                  [h.astype("complex64")], EAGER_FN))
+    cases.append(("logdet_complex128", "lambda a: tf.linalg.logdet(a)", [h], EAGER_FN))
     # tf.range infers its dtype from its arguments' dtypes (NumPy scalars keep theirs)
     for src in ("tf.range(np.int64(4))", "tf.range(np.float64(2.5))", "tf.range(np.float32(3))",
                 "tf.range(np.int32(1), 3.5)", "tf.range(np.int64(1), np.int32(4))",

@@ -39,12 +39,16 @@ def test_eigh_matches_numpy_and_reads_the_lower_triangle(shape):
     np.testing.assert_allclose(tf.linalg.eigvalsh(a).numpy(), we, rtol=1e-12, atol=1e-12)
 
 
-def test_eigh_of_complex_hermitian_matrices_has_real_eigenvalues():
+def test_eigh_of_complex_hermitian_matrices_has_real_eigenvalues_of_its_dtype():
     a = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
     a = a + a.conj().T
     e, v = tf.linalg.eigh(a)
-    assert e.dtype == np.float64 and v.dtype == np.complex128
-    np.testing.assert_allclose(e.numpy(), np.linalg.eigvalsh(a), atol=1e-12)
+    # TensorFlow's eigenvalues have the matrix's complex dtype, with zero imaginary parts
+    assert e.dtype == np.complex128 and v.dtype == np.complex128
+    assert (e.numpy().imag == 0).all()
+    np.testing.assert_allclose(e.numpy().real, np.linalg.eigvalsh(a), atol=1e-12)
+    assert tf.linalg.eigvalsh(a).dtype == np.complex128
+    assert tf.linalg.logdet(a @ a.conj().T + np.eye(3)).dtype == np.float64
 
 
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 4, 3)])

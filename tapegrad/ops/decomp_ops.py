@@ -37,8 +37,12 @@ def eigh(tensor, name=None):
     >>> e.numpy().round(4).tolist()
     [1.0, 3.0]
     """
-    p = bind(decompositions.eigh_p, _matrices(tensor, "eigh"))
-    return math_ops.real(p[..., 0, :]), p[..., 1:, :]
+    x = _matrices(tensor, "eigh")
+    p = bind(decompositions.eigh_p, x)
+    e = math_ops.real(p[..., 0, :])
+    # TensorFlow's eigenvalues of a Hermitian matrix have its complex dtype (zero imaginary
+    # parts)
+    return (math_ops.cast(e, x.dtype) if x.dtype.kind == "c" else e), p[..., 1:, :]
 
 
 def eigvalsh(tensor, name=None):

@@ -4,7 +4,7 @@ import numpy as np
 
 from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
-from tapegrad.errors import InvalidArgumentError
+from tapegrad.errors import InvalidArgumentError, NotFoundError
 from tapegrad.ops._convert import binary, cast, tensor
 from tapegrad.ops._kinds import (BOOL, FLOAT_FNS, FLOATS, NUMBERS, REAL, SIGNED, require,
                                  require_bool)
@@ -179,6 +179,8 @@ def rint(x, name=None):
     if x.dtype.kind != "f":
         raise InvalidArgumentError(f"Value for attr 'T' of {x.dtype.name} is not in the list "
                                    "of allowed values: bfloat16, half, float, double")
+    if x.dtype == np.float16:  # (registered, but no CPU kernel)
+        raise NotFoundError("Could not find device for node: {{node Rint}} = Rint[T=DT_HALF]")
     return _round(x)
 logical_not = _unary(elementwise.logical_not_p, "Elementwise not of a bool tensor.", BOOL)
 is_nan = _unary(elementwise.isnan_p, "True where x is NaN.", FLOATS)

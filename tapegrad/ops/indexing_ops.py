@@ -26,6 +26,9 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     i = tensor(indices)
     if i.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, got {i.dtype.name}.")
+    if i.dtype.name not in ("int16", "int32", "int64"):  # TensorFlow's GatherV2 kernels
+        raise InvalidArgumentError(f"Value for attr 'Tindices' of {i.dtype.name} is not in the "
+                                   "list of allowed values: int16, int32, int64 [Op:GatherV2]")
     if batch_dims:  # the leading batch_dims axes are shared: one gather per batch index
         b = int(batch_dims) + (i.ndim if batch_dims < 0 else 0)
         a = axis1(b if axis is None else axis, x.ndim, "gather")

@@ -320,8 +320,8 @@ def slogdet(input, name=None):
 
 def logdet(matrix, name=None):
     """log det of (a batch of) symmetric positive-definite matrices, through Cholesky."""
-    c = cholesky(matrix)
-    return 2.0 * math_ops.reduce_sum(math_ops.log(diag_part(c)), axis=-1)
+    c = cholesky(matrix)  # (real: a Hermitian matrix's factor has a real diagonal)
+    return 2.0 * math_ops.reduce_sum(math_ops.log(math_ops.real(diag_part(c))), axis=-1)
 
 
 def _rhs(matrix, rhs, op):

@@ -24,8 +24,27 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     """
     from tapegrad.primitives.sorting import argsort_p
     x = tensor(values)
+    descending = _direction(direction)
+    _sortable(x, "TopKV2" if descending else "Neg")
     return bind(argsort_p, x, axis=axis1(axis, x.ndim, "argsort"),
-                descending=_direction(direction), stable=bool(stable))
+                descending=descending, stable=bool(stable))
+
+
+_TOP_K_TYPES = ("float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, "
+                "uint32, uint64")
+
+
+def _sortable(x, op):
+    """TensorFlow's errors for sorting bools or complex numbers: its sorts are top_k (of
+    the negated values, ascending), which takes neither (nor does Neg bools)."""
+    kind = x.dtype.kind
+    if kind == "b" and op == "Neg":
+        raise InvalidArgumentError(
+            "Value for attr 'T' of bool is not in the list of allowed values: bfloat16, half, "
+            "float, double, int8, int16, int32, int64, complex64, complex128 [Op:Neg]")
+    if kind in "bc":
+        raise InvalidArgumentError(f"Value for attr 'T' of {x.dtype.name} is not in the list "
+                                   f"of allowed values: {_TOP_K_TYPES} [Op:TopKV2]")
 
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):
@@ -52,6 +71,7 @@ def top_k(input, k=1, sorted=True, name=None):
     """
     from tapegrad.primitives.sorting import take_along_axis_p
     x = tensor(input)
+    _sortable(x, "TopKV2")
     k = int(k)
     # TensorFlow's errors (InvalidArgumentError is a ValueError, which its tracing raises)
     if x.ndim == 0:

@@ -74,6 +74,9 @@ def polygamma(a, x, name=None):
     1.64493
     """
     x = _require(tensor(x), "f", _FLOATS, "Polygamma")
+    if x.dtype == np.float16:  # (digamma takes half, polygamma not)
+        raise InvalidArgumentError("Value for attr 'T' of half is not in the list of allowed "
+                                   "values: float, double [Op:Polygamma]")
     at = tensor(a)
     if getattr(at, "_symbolic", False):
         raise TypeError("polygamma: the order `a` must be a concrete tensor, not a traced one.")

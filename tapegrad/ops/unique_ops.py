@@ -4,7 +4,7 @@ order of their first occurrence, TensorFlow's, with each element's index into th
 concrete (not traced)."""
 import numpy as np
 
-from tapegrad.errors import InvalidArgumentError
+from tapegrad.errors import InvalidArgumentError, NotFoundError
 from tapegrad.ops._convert import tensor
 
 
@@ -22,6 +22,9 @@ def _unique(x, out_idx):
         raise InvalidArgumentError(f"unique expects a 1D vector. [Op:Unique] (got shape "
                                    f"{list(x.shape)})")
     v = np.asarray(x._value)
+    if v.dtype.kind == "c":  # (registered, but no CPU kernel)
+        raise NotFoundError(f"Could not find device for node: {{{{node Unique}}}} = Unique[T="
+                            f"DT_{v.dtype.name.upper()}, out_idx=DT_{np.dtype(out_idx).name.upper()}]")
     # equal_nan=False: NaN != NaN, so each NaN is its own element, as in TensorFlow's hash
     # table; -0.0 equals 0.0 and the first occurrence's sign is kept
     _, first, inverse, counts = np.unique(v, return_index=True, return_inverse=True,
@@ -70,8 +73,9 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype="int32", n
     if axis not in (None, 0):  # 0: all of arr, as None
         raise NotImplementedError("tf.math.bincount: axis=-1 (per row) is not implemented.")
     a = np.asarray(_concrete(arr, "math.bincount")._value)
-    if a.dtype.kind not in "iu":
-        raise InvalidArgumentError(f"bincount: arr must hold integers, got {a.dtype}.")
+    if a.dtype.name not in ("int32", "int64"):  # TensorFlow's Bincount kernels
+        raise InvalidArgumentError(f"Value for attr 'Tidx' of {a.dtype.name} is not in the "
+                                   "list of allowed values: int32, int64 [Op:Bincount]")
     if a.size and a.min() < 0:
         raise InvalidArgumentError("Input arr must be non-negative!")
     n = int(a.max()) + 1 if a.size else 0
