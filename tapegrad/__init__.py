@@ -56,6 +56,9 @@ from tapegrad import data  # noqa: F401
 from tapegrad.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
 from tapegrad.ops.script_ops import ensure_shape, numpy_function, py_function  # noqa: F401
 from tapegrad.ops.gather_ops import repeat, roll  # noqa: F401
+from tapegrad.ops.binning_ops import (  # noqa: F401
+    histogram_fixed_width, histogram_fixed_width_bins, searchsorted)
+from tapegrad.ops.partition_ops import dynamic_partition, dynamic_stitch  # noqa: F401
 from tapegrad.ops.special_ops import acosh, asinh, atanh  # noqa: F401
 from tapegrad.ops.scatter_ops import *  # noqa: F401,F403
 from tapegrad import dtypes, image, summary, train, version  # noqa: F401

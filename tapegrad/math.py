@@ -7,3 +7,4 @@ from tapegrad.ops.special_ops import *  # noqa: F401,F403,E402
 from tapegrad.ops.segment_ops import *  # noqa: F401,F403,E402
 from tapegrad.ops.unique_ops import bincount  # noqa: F401
 from tapegrad.ops.composed_math_ops import *  # noqa: F401,F403,E402
+from tapegrad.ops.binning_ops import confusion_matrix, polyval  # noqa: F401,E402

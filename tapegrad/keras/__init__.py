@@ -14,7 +14,7 @@ Jacobian machinery work on Keras models.
 """
 from tapegrad.keras import activations, applications, backend, callbacks, constraints  # noqa: F401
 from tapegrad.keras import datasets  # noqa: F401
-from tapegrad.keras import initializers  # noqa: F401
+from tapegrad.keras import initializers, mixed_precision  # noqa: F401
 from tapegrad.keras import random  # noqa: F401
 from tapegrad.keras import layers, losses, metrics, models, ops, optimizers  # noqa: F401
 from tapegrad.keras import preprocessing, regularizers, saving, utils  # noqa: F401

@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from tapegrad.keras import _tf as tf
-from tapegrad.keras import backend, initializers, masking
+from tapegrad.keras import backend, initializers, masking, mixed_precision
 from tapegrad.keras.layers import tracking
 from tapegrad.keras.layers.input_spec import InputSpec, assert_input_compatibility
 from tapegrad.keras.layers.layer_serial import ConfigMethods
@@ -98,10 +98,7 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
         super().__init__(name=name or backend.unique_name(backend.to_snake_case(
             type(self).__name__)))
         self._trainable = trainable
-        if isinstance(dtype, dict):  # a serialized DTypePolicy (Keras's get_config)
-            dtype = dtype.get("config", {}).get("name")
-        self._dtype = backend.standardize_dtype(getattr(dtype, "name", dtype))
-        self._np_dtype = np.dtype(self._dtype)
+        self._set_dtype_policy(dtype)
         self.autocast = autocast
         self.built = False
         self.input_spec = None
@@ -163,7 +160,7 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
                              f"name='{shape}').")
         shape = () if shape is None else tuple(int(s) for s in shape)
         dtype = backend.standardize_dtype(getattr(dtype, "name", dtype)
-                                          if dtype is not None else self._dtype)
+                                          if dtype is not None else self._variable_dtype)
         if initializer is None:
             initializer = "glorot_uniform" if "float" in dtype else "zeros"
         init = initializers.get(initializer)
@@ -172,6 +169,9 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
             from tapegrad.keras import constraints
             constraint = constraints.get(constraint)
         v = tf.Variable(tf.cast(value, dtype), trainable=trainable, constraint=constraint)
+        if not autocast:
+            mixed_precision._NO_AUTOCAST.add(id(v))
+            weakref.finalize(v, mixed_precision._NO_AUTOCAST.discard, id(v))
         v.name = name or "variable"  # Keras 3 names a weight without the ':0'
         set_variable_path(v, f"{self.name}/{v.name}")
         if regularizer is not None:
@@ -196,11 +196,45 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
         _WITH_LOSSES.add(self)
 
     # -- dtypes --------------------------------------------------------------------------
+    def _set_dtype_policy(self, dtype):
+        # a name, a DTypePolicy, a serialized one (Keras's get_config) or None: the global
+        # policy; ``_dtype`` is the compute dtype, which inputs and constants are cast to
+        policy = mixed_precision.get(dtype)
+        self._policy = policy
+        self._dtype = policy.compute_dtype
+        self._variable_dtype = policy.variable_dtype
+        self._np_dtype = np.dtype(self._dtype)
+        self._mixed = policy.compute_dtype != policy.variable_dtype
+
+    def _dtype_config(self):
+        # the dtype's name, or for a mixed policy Keras's serialized DTypePolicy
+        if not self._mixed:
+            return self._dtype
+        return {"module": "keras", "class_name": "DTypePolicy",
+                "config": self._policy.get_config(), "registered_name": None}
+
+    @property
+    def dtype_policy(self):
+        """The layer's ``DTypePolicy`` (keras.mixed_precision)."""
+        return self._policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value):
+        self._set_dtype_policy(value)
+
     @property
     def dtype(self):
-        return self._dtype
+        """The dtype of the layer's weights (Keras 3: the policy's ``variable_dtype``)."""
+        return self._variable_dtype
 
-    compute_dtype = variable_dtype = dtype
+    @property
+    def variable_dtype(self):
+        return self._variable_dtype
+
+    @property
+    def compute_dtype(self):
+        """The dtype of the layer's computation and outputs."""
+        return self._dtype
 
     # -- calling -------------------------------------------------------------------------
     def build(self, input_shape=None):
@@ -264,7 +298,10 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
         if outer is _MISSING:
             self._clear_losses()
         try:
-            out = self.call(*args, **kwargs)
+            if not self._mixed or not self.autocast:  # the common case: no mixed precision
+                out = self.call(*args, **kwargs)
+            else:
+                out = self._autocast_call(args, kwargs)
         finally:
             if outer is _MISSING:
                 del ctx["training"]
@@ -282,6 +319,24 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
                               "information. Downstream layers will not see the mask.",
                               stacklevel=2)
         return out
+
+    def _autocast_call(self, args, kwargs):
+        # Keras's autocast: inside a mixed layer's call its float weights are read in the
+        # compute dtype. The attributes holding them hold the cast values during the call
+        # (the cast is recorded: gradients reach the float32 variables in float32), so every
+        # operation sees float16 operands and no other code pays for the rule. Weights made
+        # with autocast=False, and non-trainable ones (statistics a call assigns), stay.
+        dtype = self._dtype
+        held = [(k, v) for k, v in self.__dict__.items()
+                if type(v) is tf.Variable and v.trainable and v.dtype.kind == "f"
+                and v.dtype.name != dtype and id(v) not in mixed_precision._NO_AUTOCAST]
+        for k, v in held:
+            object.__setattr__(self, k, tf.cast(v, dtype))
+        try:
+            return self.call(*args, **kwargs)
+        finally:
+            for k, v in held:
+                object.__setattr__(self, k, v)
 
     def _add_activity_losses(self, out):
         # as Keras 3: one loss per output tensor, divided by its batch size (the first
@@ -319,7 +374,8 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
 
 _MISSING = object()
 # bookkeeping attributes: never layers or variables, set without tracking
-_PLAIN = frozenset({"_name", "_trainable", "_dtype", "_np_dtype", "_input_shape_arg", "built", "autocast",
+_PLAIN = frozenset({"_name", "_trainable", "_dtype", "_np_dtype", "_policy", "_variable_dtype",
+                    "_mixed", "_input_shape_arg", "built", "autocast",
                     "input_spec", "activity_regularizer", "_losses", "_regularizers",
                     "supports_masking", "_makes_masks"})
 __all__ = ["Layer", "InputSpec"]

@@ -197,7 +197,7 @@ class Discretization(Layer):
     def get_config(self):
         return {"bin_boundaries": self.bin_boundaries, "num_bins": self.num_bins,
                 "epsilon": self.epsilon, "output_mode": self.output_mode,
-                "sparse": self.sparse, "name": self.name, "dtype": self._dtype}
+                "sparse": self.sparse, "name": self.name, "dtype": self._dtype_config()}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):

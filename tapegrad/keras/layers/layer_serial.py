@@ -29,7 +29,7 @@ class ConfigMethods:
         >>> keras.layers.Dense(3).get_config()["kernel_initializer"]["class_name"]
         'GlorotUniform'
         """
-        base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+        base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_config()}
         cls = type(self)
         if cls.get_config is not ConfigMethods.get_config and not cls.__module__.startswith(
                 "tapegrad.keras"):

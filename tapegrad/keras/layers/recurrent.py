@@ -119,7 +119,7 @@ class RNN(Layer):
         from tapegrad.keras.serialization import serialize_keras_object
         if type(self) is not RNN:   # LSTM, GRU, SimpleRNN: their arguments
             return super().get_config()
-        base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+        base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_config()}
         return {**base, "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards,
                 "stateful": self.stateful, "unroll": self.unroll,

@@ -303,7 +303,7 @@ class StackedRNNCells(Layer):
 
     def get_config(self):
         from tapegrad.keras.serialization import serialize_keras_object
-        base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+        base = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_config()}
         return {**base, "cells": [serialize_keras_object(c) for c in self.cells]}
 
     @classmethod

@@ -126,7 +126,7 @@ class Sequential(Model):
 
     def get_config(self):
         from tapegrad.keras.serialization import serialize_keras_object
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype,
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_config(),
                   "layers": [serialize_keras_object(x) for x in self._stack]}
         if self.built and not (self._stack and isinstance(self._stack[0], InputLayer)):
             config["build_input_shape"] = getattr(self, "_symbolic_input_shape", None)

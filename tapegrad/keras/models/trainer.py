@@ -34,6 +34,12 @@ class Trainer:
                 jit_compile="auto", auto_scale_loss=True):
         """Set the optimizer, the loss and the metrics that ``fit`` and ``evaluate`` use."""
         self.optimizer = optimizers_module.get(optimizer)
+        policy = getattr(self, "dtype_policy", None)
+        if auto_scale_loss and getattr(policy, "name", None) == "mixed_float16" and not \
+                isinstance(self.optimizer, optimizers_module.LossScaleOptimizer):
+            # Keras: float16 gradients underflow without dynamic loss scaling
+            self.optimizer = optimizers_module.LossScaleOptimizer(
+                self.optimizer, name="loss_scale_optimizer")
         if isinstance(loss, str):
             losses_module.get(loss)  # unknown names fail now, as in Keras
         self.loss = loss
@@ -132,9 +138,10 @@ class Trainer:
         with tf.GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
+            scaled = self.optimizer.scale_loss(loss)  # (the same loss without a scale)
         self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
         variables = self.trainable_variables
-        grads = tape.gradient(loss, variables)
+        grads = tape.gradient(scaled, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 

@@ -267,6 +267,13 @@ class Optimizer:
         return not (self._exclude_names and any(n in v.name for n in self._exclude_names))
 
     # -- applying ------------------------------------------------------------------------
+    def scale_loss(self, loss):
+        """``loss`` times ``loss_scale_factor`` (unchanged without one), as Keras's training
+        step scales it before taking gradients."""
+        if self.loss_scale_factor is not None:
+            return loss * self.loss_scale_factor
+        return loss
+
     def apply_gradients(self, grads_and_vars):
         """Update each variable from its gradient; pairs with a None gradient are skipped
         with a warning, as Keras does. Returns ``iterations``."""
