@@ -2,7 +2,8 @@
 ``tf.math.confusion_matrix``, ``tf.searchsorted``, ``tf.histogram_fixed_width`` (and
 ``_bins``), ``tf.dynamic_partition``, ``tf.dynamic_stitch``,
 ``tf.nn.weighted_cross_entropy_with_logits`` and ``tf.nn.log_poisson_loss``: values,
-gradients and the errors of bad input, for tests/test_binning_ops.py.
+gradients and the errors of bad input, for tests/test_binning_ops.py; and
+``tf.math.cumulative_logsumexp``'s (tf_cumulative_logsumexp_reference.json).
 
 Run in the bench environment (the tests never import TensorFlow):
 
@@ -119,5 +120,40 @@ def main():
     print("wrote", OUT)
 
 
+
+
+def cumulative_cases():
+    """(name, input, axis, exclusive, reverse) of the cumulative_logsumexp cases."""
+    rng = np.random.default_rng(3)
+    x = (rng.normal(size=(3, 5)) * 3).astype(np.float32)
+    wide = np.array([0.0, 1000.0, -np.inf, 3.0, -50.0, 20.0], np.float32)
+    return [("a0", x, 0, False, False), ("a1", x, 1, False, False),
+            ("a1_excl", x, 1, True, False), ("a1_rev", x, -1, False, True),
+            ("a0_both", x, 0, True, True), ("wide", wide, 0, False, False),
+            ("f64", x.astype(np.float64), 1, False, True)]
+
+
+def cumulative_main():
+    import tensorflow as tf
+    out = {}
+    for name, x, axis, exclusive, reverse in cumulative_cases():
+        t_x = tf.constant(x)
+        with tf.GradientTape() as t:
+            t.watch(t_x)
+            y = tf.math.cumulative_logsumexp(t_x, axis=axis, exclusive=exclusive,
+                                             reverse=reverse)
+            w = tf.cast(tf.reshape(tf.range(tf.size(y)), y.shape), y.dtype)
+            loss = tf.reduce_sum(tf.where(tf.math.is_finite(y), y * w, 0.0))
+        out[name] = [y.numpy().tolist(), t.gradient(loss, t_x).numpy().tolist()]
+    out["errors"] = {
+        "int": _err(lambda: tf.math.cumulative_logsumexp([1, 2])),
+        "axis": _err(lambda: tf.math.cumulative_logsumexp([1.0, 2.0], axis=2)),
+    }
+    path = OUT.with_name("tf_cumulative_logsumexp_reference.json")
+    path.write_text(json.dumps(out))  # (Python's json keeps inf and NaN)
+    print("wrote", path)
+
+
 if __name__ == "__main__":
     main()
+    cumulative_main()

@@ -8,3 +8,4 @@ from tapegrad.ops.segment_ops import *  # noqa: F401,F403,E402
 from tapegrad.ops.unique_ops import bincount  # noqa: F401
 from tapegrad.ops.composed_math_ops import *  # noqa: F401,F403,E402
 from tapegrad.ops.binning_ops import confusion_matrix, polyval  # noqa: F401,E402
+from tapegrad.ops.cumulative_ops import cumulative_logsumexp  # noqa: F401,E402
