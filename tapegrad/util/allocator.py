@@ -18,8 +18,7 @@ own mappings, as before. It is called when tapegrad is imported, on Linux with g
 It changes nothing where the user already tuned malloc (``MALLOC_TRIM_THRESHOLD_``,
 ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TOP_PAD_`` or ``GLIBC_TUNABLES`` set), or where
 ``TAPEGRAD_MALLOC=default`` is set. malloc is the process's, so the same settings serve
-every library in it. Where the kernel gives transparent huge pages only when asked, the heap
-is then asked for them (``huge_pages.py``).
+every library in it.
 
 >>> tune() in ("tuned", "already", "not glibc", "left to the user")
 True
@@ -27,8 +26,6 @@ True
 import ctypes
 import os
 import sys
-
-from tapegrad.util import huge_pages
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's <malloc.h>
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
@@ -70,9 +67,7 @@ def tune():
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     ok = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
     _state["done"] = "tuned" if ok else "not glibc"
-    if ok:  # the heap that now keeps a step's arrays, on huge pages (huge_pages.py)
-        huge_pages.advise(ctypes.CDLL(None))
-    return _state["done"]
+    return "tuned" if ok else "not glibc"
 
 
 def state():
