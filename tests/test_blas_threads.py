@@ -246,6 +246,21 @@ def test_a_probe_counts_the_slow_calls_a_median_call_hides(monkeypatch):
     assert all(t == pytest.approx(3e-4) for t in single)
 
 
+@pytest.mark.parametrize("default_times, choice", [
+    ([6e-3, 6e-3, 9e-2], 1),    # the median probe says two threads; their mean says one
+    ([6e-3, 6e-3, 1.5e-2], 0),  # mean 9 ms: two threads still faster by the margin
+])
+def test_probes_of_a_mode_are_averaged_not_their_median(monkeypatch, default_times, choice):
+    # calls longer than a probe (PROBE_SECONDS 4 ms): each probe is one call, 10 ms on one
+    # thread; on two, one call in three waits for a core. The slow probe counts in full.
+    assert blas.PROBES == 3 and blas.PROBE_SECONDS < 6e-3 and blas.EARLY * 1e-2 < 9e-2
+    run, _ = _policy(monkeypatch, [1e-2], default_times)
+    assert _decide(run) == choice
+    single, default = run.blas_state["times"]
+    assert len(single) == len(default) == blas.PROBES
+    assert sorted(default) == pytest.approx(sorted(default_times))
+
+
 @pytest.mark.parametrize("slower", [0, 1])  # the slower mode: two threads, or one
 @pytest.mark.parametrize("factor, probes", [(2.9, blas.PROBES), (3.1, 1)])  # EARLY's sides
 def test_a_mode_far_slower_ends_the_round_early(monkeypatch, slower, factor, probes):

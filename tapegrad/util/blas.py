@@ -17,9 +17,15 @@ as a whole: what counts is the time of many calls, not that of a typical one. On
 machine most calls on two threads are as fast as on one or faster, but one in ten or so
 waits a whole time slice (10-20 ms) for the second core: the median call on two threads
 of W7's 0.3 ms gradient was 0.8x the one-thread median while 20 ms of its calls took 3-13x
-as long as on one thread. The mode of the smaller median over ``PROBES`` probes each wins;
+as long as on one thread. The mode of the smaller mean over ``PROBES`` probes each wins;
 two threads only where they are faster by ``MARGIN`` (they take twice the CPU time, and a
-gain within the noise is none). Where every probe of one mode took ``EARLY`` times as long
+gain within the noise is none). The mean, not the median: a call longer than a probe (W7's
+4-7 ms gradient at width 1,024) makes each probe one call, and on a machine where another
+process takes a core now and then, two of three such calls on two threads ran at 0.6x the
+one-thread time and the third at 3-10x; the median of the three chose two threads and the
+program ran 1.6x slower than on one until the next round. The errors are not alike either:
+one thread wrongly chosen on a quiet machine costs at most the second thread's gain until
+the next round; two threads wrongly chosen on a loaded one cost many times the call. Where every probe of one mode took ``EARLY`` times as long
 as every probe of the other, the round ends there: on a machine whose cores are all busy one
 call on two threads can take 100-400x as long (W7's gradient: 50-380 ms against 0.5-2.5 ms),
 and a round of three such probes cost more than the next two seconds saved.
@@ -224,7 +230,7 @@ def _finish_probe(state, probe):
     elif min(single) > EARLY * max(default):
         choice = 0
     elif len(single) >= PROBES and len(default) >= PROBES:
-        one, two = sorted(single)[PROBES // 2], sorted(default)[PROBES // 2]
+        one, two = sum(single) / len(single), sum(default) / len(default)
         choice = 0 if two < (1 - MARGIN) * one else 1
     else:
         return
