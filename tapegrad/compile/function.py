@@ -16,7 +16,6 @@ at the new size, and two guarded traces with the same guards may still make a te
 (``trace/template.py``). Every cache is bounded (``compile/lru.py``).
 """
 import functools
-import inspect
 import types
 import warnings
 import weakref
@@ -25,6 +24,7 @@ import numpy as np
 
 from tapegrad import autograph, config
 from tapegrad.compile.concrete import ConcreteFunction
+from tapegrad.compile.fast_call import _fast_arity, _signature, fast_class, flat_key
 from tapegrad.compile.lru import LRU
 from tapegrad.compile import signature
 from tapegrad.trace import symbolic
@@ -382,89 +382,13 @@ class Function:
         return f"<tapegrad.function {self.__name__} traced {self.trace_count} time(s)>"
 
 
-def flat_key(args):
-    """``(key, values)`` of positional arguments that are tensors, arrays and lists or
-    tuples of them (one level: a layer's ``[w, b]``), else None: the fast call's key (the
-    structure, each value's shape and dtype) and the NumPy values in ``walk``'s order.
-
-    >>> import numpy as np, tapegrad as tf
-    >>> key, vals = flat_key(([tf.ones([2]), np.zeros(3)], tf.ones([])))
-    >>> key[:2], len(vals)
-    ((<class 'list'>, 2), 3)
-    """
-    key, vals = [], []
-    for a in args:
-        t = type(a)
-        if t is Tensor or t is np.ndarray:
-            items, key_part = (a,), None
-        elif t is list or t is tuple:
-            items, key_part = a, (t, len(a))
-        else:
-            return None
-        if key_part is not None:
-            key += key_part
-        for b in items:
-            tb = type(b)
-            if tb is Tensor:
-                v = b._value
-            elif tb is np.ndarray:
-                v = b
-            else:
-                return None
-            key += (v.shape, v.dtype)
-            vals.append(v)
-    return tuple(key), vals
-
-
-_FAST_CALL = """
-def __call__(self, *args, **kwargs):
-    if not kwargs and len(args) == {n} and STATE.stack.idle:
-        {unpack}
-{convert}
-        run = self._fast.get(({key}))
-        if run is not None:
-            return run({vals})
-    return self._call(args, kwargs)
-"""
-# an argument that is no tensor or array: lists and tuples of them have a fast path too
-# (``flat_key``; its key starts with the container's type, never a shape, so the two kinds
-# of key cannot meet)
-_SLOW_ARG = """            found = flat_key(args)
-            if found is not None:
-                run = self._fast.get(found[0])
-                if run is not None:
-                    return run(*found[1])
-            return self._call(args, kwargs)"""
-_fast_classes = {}
-
-
 def make_function(fn, input_signature=None, reduce_retracing=False, jit_compile=None):
-    """A ``Function`` whose class has a ``__call__`` unrolled for ``fn``'s arity.
-
-    The per-call overhead is mostly Python bytecode, so the fast path (positional tensors or
-    arrays, nothing active, signature seen before) is generated without loops or lists.
-    """
+    """A ``Function`` whose class has a ``__call__`` unrolled for ``fn``'s arity
+    (``compile/fast_call.py``)."""
     n = _fast_arity(_signature(fn))
     if not 0 <= n <= 8:
         return Function(fn, input_signature, reduce_retracing, jit_compile)
-    cls = _fast_classes.get(n)
-    if cls is None:
-        convert = "\n".join(
-            f"        t = type(a{i})\n"
-            f"        if t is Tensor:\n            v{i} = a{i}._value\n"
-            f"        elif t is ndarray:\n            v{i} = a{i}\n"
-            f"        else:\n{_SLOW_ARG}" for i in range(n))
-        src = _FAST_CALL.format(
-            n=n, unpack=(", ".join(f"a{i}" for i in range(n)) + ", = args") if n else "pass",
-            convert=convert, key="".join(f"v{i}.shape, v{i}.dtype, " for i in range(n)),
-            vals=", ".join(f"v{i}" for i in range(n)))
-        ns = {"STATE": STATE, "Tensor": Tensor, "ndarray": np.ndarray, "flat_key": flat_key}
-        exec(compile(src, f"<tapegrad fast call {n}>", "exec"), ns)
-        cls = type("Function", (Function,), {"__call__": ns["__call__"]})
-        cls.__qualname__ = Function.__qualname__
-        cls.__module__ = Function.__module__
-        _fast_classes[n] = cls
-    return cls(fn, input_signature, reduce_retracing, jit_compile)
+    return fast_class(Function, n)(fn, input_signature, reduce_retracing, jit_compile)
 
 
 def _spec_leaves(structure):
@@ -476,26 +400,6 @@ def _spec_leaves(structure):
     if isinstance(structure, (list, tuple)):
         return [s for x in structure for s in _spec_leaves(x)]
     return []
-
-
-def _signature(fn):
-    try:
-        return inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-
-
-def _fast_arity(sig):
-    """How many positional arguments take the fast path (-1: never)."""
-    if sig is None:
-        return -1
-    n = 0
-    for p in sig.parameters.values():
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            n += 1
-        elif p.kind == p.KEYWORD_ONLY:
-            return -1
-    return n
 
 
 def function(fn=None, *, input_signature=None, reduce_retracing=False, jit_compile=None,
