@@ -107,11 +107,13 @@ def test_add_optimizer_variables_interleaves_and_takes_an_initializer_per_name()
     opt = keras.optimizers.SGD()
     m, a = opt.add_optimizer_variables(model.trainable_variables[:2], ["m", "a"],
                                        ["zeros", "ones"])
+    # Keras 3 names them after the weight's path, 'sequential/first/kernel'
     assert [v.name for v in opt.variables[2:]] == [
-        "first_kernel_m", "first_kernel_a", "first_bias_m", "first_bias_a"]
+        f"{model.name}_{n}" for n in ("first_kernel_m", "first_kernel_a", "first_bias_m",
+                                      "first_bias_a")]
     assert all((v.numpy() == 0).all() for v in m) and all((v.numpy() == 1).all() for v in a)
     only = opt.add_optimizer_variables(model.trainable_variables[2:3], "z")
-    assert isinstance(only, list) and only[0].name == "second_kernel_z"
+    assert isinstance(only, list) and only[0].name == f"{model.name}_second_kernel_z"
     with pytest.raises(ValueError, match="number of provided names"):
         opt.add_optimizer_variables(model.trainable_variables, ["x", "y"], ["zeros"])
 

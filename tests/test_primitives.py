@@ -211,6 +211,17 @@ def _getitem_out_shape(shape, key):
     return np.empty(shape)[key].shape
 
 
+def _spectral(name, complex_input, **params):
+    """A Fourier primitive on ``complex(a, b)`` (or on ``a``), its result squared (the real
+    and imaginary parts weighed apart)."""
+    def fn(*xs):
+        z = bind(PRIMITIVES[name], tf.complex(*xs) if complex_input else xs[0], **params)
+        if z.dtype.kind == "c":
+            z = tf.math.real(z) + 3.0 * tf.math.imag(z)
+        return z * z
+    return fn
+
+
 SPECS = {
     # linear
     "neg": unary("neg") + [Case(prim_fn("neg"), [Int(-3, 4, 2, 3)], order=0, label="int")],
@@ -294,6 +305,17 @@ SPECS = {
        for name in ("scatter_max", "scatter_min")},
     # complex parts on real inputs (complex values: tests/test_complex.py, against TF)
     "real": unary("real"), "imag": unary("imag"), "conj": unary("conj"),
+    # Fourier transforms (primitives/fft.py): complex inputs made of two real ones, a
+    # square after them so that the second derivatives are not all zero
+    "fft": [Case(_spectral("fft", True, rank=r, inverse=inv), [R(*s), R(*s)],
+                 label=f"{s} rank={r} inverse={inv}")
+            for s, r, inv in [((5,), 1, False), ((2, 4), 1, True), ((3, 4), 2, False),
+                              ((2, 3, 2), 2, True), ((2, 2, 3), 3, False)]],
+    "rfft": [Case(_spectral("rfft", False, lengths=s[-r:]), [R(*s)], label=f"{s} rank={r}")
+             for s, r in [((6,), 1), ((2, 5), 1), ((3, 4), 2), ((2, 3, 3), 2), ((1,), 1)]],
+    "irfft": [Case(_spectral("irfft", True, lengths=n), [R(*s), R(*s)], label=f"{s} -> {n}")
+              for s, n in [((4,), (6,)), ((2, 4), (7,)), ((3, 3), (3, 4)), ((2, 3), (2, 5)),
+                           ((1,), (1,))]],
     # select
     "where": [
         Case(prim_fn("where"), [Bool(2, 3), R(2, 3), R(2, 3)], label="same shapes"),

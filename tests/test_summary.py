@@ -97,8 +97,10 @@ def test_keras_tensorboard_callback_writes_keras_tags(tmp_path):
     assert [float(v) for _, v in scalars["epoch_loss"]] == [
         np.float32(v) for v in hist.history["loss"]]
     assert [st for st, _ in scalars["epoch_loss"]] == [0, 1]
-    assert {"epoch_mae", "epoch_learning_rate", "batch_loss", "hidden/kernel/histogram",
-            "out/bias/histogram"} <= set(scalars)
+    # the histograms are tagged with the weights' paths ('sequential/hidden/kernel')
+    assert {"epoch_mae", "epoch_learning_rate", "batch_loss",
+            f"{model.name}/hidden/kernel/histogram", f"{model.name}/out/bias/histogram"
+            } <= set(scalars)
     assert [st for st, _ in scalars["batch_loss"]] == [2, 4, 6]  # every 2nd of 6 batches
     val = _read(tmp_path / "validation")
     vtags = {s["tag"] for e in val[1:] for s in e["summary"]}

@@ -1,11 +1,10 @@
-"""``tf.signal``: frames, windows, the real DFT, the short-time Fourier transform, DCTs and
-mel filterbanks, as the audio tutorials use them (``tf.abs(tf.signal.stft(...))``).
+"""``tf.signal``: frames, windows, the short-time Fourier transform, DCTs and mel
+filterbanks, as the audio tutorials use them (``tf.abs(tf.signal.stft(...))``).
 
-Each transform is a product with a constant matrix (the DFT's cosines and sines, the DCT's
-cosines) built once per size in float64 and rounded to the input's dtype, so values and
-derivatives of any order come from ``matmul``, ``gather`` and ``complex``'s own rules. For
-the frame lengths audio programs use (up to a few thousand) that is one BLAS GEMM per
-call; an FFT would do fewer operations on long frames.
+The STFT frames the signal (a gather) and transforms each frame with the ``rfft``
+primitive (``numpy.fft``, ``ops/fft_ops.py``). A DCT is a product with a constant matrix
+of cosines built once per size in float64 and rounded to the input's dtype, so its
+derivatives of any order come from ``matmul``'s rules.
 
 >>> import tapegrad as tf
 >>> tf.signal.rfft(tf.constant([1.0, 2.0, 3.0, 4.0])).numpy()
@@ -19,30 +18,15 @@ import numpy as np
 from tapegrad.core import dtypes as _dt
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.errors import InvalidArgumentError
-from tapegrad.ops.elementwise_ops import complex as _complex
-from tapegrad.ops.elementwise_ops import imag, real
+from tapegrad.ops.fft_ops import irfft, rfft  # noqa: F401  (tf.signal's, stft's)
 from tapegrad.ops.indexing_ops import gather
 from tapegrad.ops.linalg_ops import tensordot
-from tapegrad.ops.shape_ops import cast, pad
-
-_COMPLEX_OF = {"float32": _dt.complex64, "float64": _dt.complex128}
-_REAL_OF = {"complex64": _dt.float32, "complex128": _dt.float64}
+from tapegrad.ops.reduction_ops import reduce_sum
+from tapegrad.ops.shape_ops import cast, pad, reshape, tile
 
 
 def _as_tensor(x):
     return x if isinstance(x, Tensor) else convert_to_tensor(x)
-
-
-def _length(fft_length, default):
-    """``fft_length`` as TensorFlow takes it: None, or a one-element list or tensor."""
-    if fft_length is None:
-        return default
-    if isinstance(fft_length, Tensor):
-        fft_length = fft_length.numpy()
-    if isinstance(fft_length, (int, np.integer)):
-        raise TypeError(f"'{type(fft_length).__name__}' object is not iterable")
-    (n,) = [int(v) for v in np.asarray(fft_length).reshape(-1)]
-    return n
 
 
 def _fit_last(x, n):
@@ -58,57 +42,6 @@ def _fit_last(x, n):
 def _on_last(x, matrix):
     """``x``'s last axis times ``matrix`` (a NumPy constant in ``x``'s dtype)."""
     return tensordot(x, convert_to_tensor(matrix.astype(np.dtype(x.dtype.name))), axes=1)
-
-
-@functools.lru_cache(maxsize=64)
-def _dft(n):
-    """cos and sin of 2 pi t k / n, t < n, k <= n / 2, exact at the quarter turns."""
-    tk = np.outer(np.arange(n), np.arange(n // 2 + 1)) % n  # reduced first: no lost digits
-    angle = 2 * np.pi * tk / n
-    cos, sin = np.cos(angle), np.sin(angle)
-    quarter = (4 * tk) % n == 0
-    q = (4 * tk // n) % 4
-    cos[quarter] = np.array([1.0, 0.0, -1.0, 0.0])[q[quarter]]
-    sin[quarter] = np.array([0.0, 1.0, 0.0, -1.0])[q[quarter]]
-    return cos, sin
-
-
-def rfft(input_tensor, fft_length=None, name=None):
-    """The DFT of a real signal over its last axis: ``fft_length // 2 + 1`` complex bins
-    (the signal is cropped or zero-padded to ``fft_length``, one element in a list).
-
-    >>> import tapegrad as tf
-    >>> tf.signal.rfft(tf.constant([1.0, 2.0, 3.0]), fft_length=[2]).numpy()
-    array([ 3.+0.j, -1.+0.j], dtype=complex64)
-    """
-    x = _as_tensor(input_tensor)
-    if x.dtype.name not in _COMPLEX_OF:
-        raise ValueError(f"RFFT requires tf.float32 or tf.float64 inputs, got: {x!r}")
-    n = _length(fft_length, x.shape[-1])
-    x = _fit_last(x, n)
-    cos, sin = _dft(n)
-    return _complex(_on_last(x, cos), -_on_last(x, sin))
-
-
-def irfft(input_tensor, fft_length=None, name=None):
-    """The real signal of ``fft_length`` samples (``2 * (bins - 1)`` by default) whose
-    ``rfft`` is ``input_tensor``; the imaginary parts of the DC and Nyquist bins are unused.
-
-    >>> import tapegrad as tf
-    >>> tf.signal.irfft(tf.constant([10.0 + 0j, -2.0 + 2j, -2.0 + 0j])).numpy()  # complex128
-    array([1., 2., 3., 4.])
-    """
-    X = _as_tensor(input_tensor)
-    if X.dtype.name not in _REAL_OF:
-        raise ValueError(f"IRFFT requires tf.complex64 or tf.complex128 inputs, got: {X!r}")
-    n = _length(fft_length, 2 * (X.shape[-1] - 1))
-    re, im = _fit_last(real(X), n // 2 + 1), _fit_last(imag(X), n // 2 + 1)
-    cos, sin = _dft(n)
-    weight = np.full(n // 2 + 1, 2.0)
-    weight[0] = 1.0
-    if n % 2 == 0:
-        weight[-1] = 1.0
-    return _on_last(re, (weight[:, None] * cos.T) / n) - _on_last(im, (weight[:, None] * sin.T) / n)
 
 
 def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1, name=None):
@@ -184,6 +117,86 @@ def stft(signals, frame_length, frame_step, fft_length=None, window_fn=hann_wind
     if window_fn is not None:
         framed = framed * window_fn(frame_length, dtype=framed.dtype)
     return rfft(framed, [fft_length])
+
+
+def overlap_and_add(signal, frame_step, name=None):
+    """Frames ``[..., frames, frame_length]`` added back together, ``frame_step`` apart:
+    ``[..., (frames - 1) * frame_step + frame_length]`` (the inverse of ``frame`` up to the
+    overlaps' sum).
+
+    >>> import tapegrad as tf
+    >>> tf.signal.overlap_and_add(tf.ones([3, 4]), 2).numpy().tolist()
+    [1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0]
+    """
+    x = _as_tensor(signal)
+    if x.ndim < 2:
+        raise ValueError(f"Shape {tuple(x.shape)} must have rank at least 2")
+    step = int(frame_step)
+    if step <= 0:  # TensorFlow fails in a pad of negative size
+        raise InvalidArgumentError(f"frame_step must be positive. Got: {step}")
+    frames, length = x.shape[-2], x.shape[-1]
+    lead = tuple(x.shape[:-2])
+    out_length = max(0, (frames - 1) * step + length)
+    # each frame as k blocks of frame_step samples; block j of frame f lands in block f + j
+    k = -(-length // step)
+    x = pad(x, [[0, 0]] * (x.ndim - 1) + [[0, k * step - length]])
+    blocks = reshape(x, lead + (frames, k, step))
+    total = None
+    for j in range(k):
+        part = pad(blocks[..., j, :], [[0, 0]] * len(lead) + [[j, k - 1 - j], [0, 0]])
+        total = part if total is None else total + part
+    return reshape(total, lead + ((frames + k - 1) * step,))[..., :out_length]
+
+
+def inverse_stft(stfts, frame_length, frame_step, fft_length=None,
+                 window_fn=hann_window, name=None):
+    """The signal of ``stft``'s frames: each frame's ``irfft`` (cropped or zero-padded to
+    ``frame_length``) times ``window_fn(frame_length)``, overlapped and added. With
+    ``window_fn=tf.signal.inverse_stft_window_fn(frame_step)`` it inverts ``stft``'s Hann
+    window where frames overlap fully.
+
+    >>> import numpy as np
+    >>> import tapegrad as tf
+    >>> x = tf.constant(np.random.default_rng(1).normal(size=64).astype(np.float32))
+    >>> s = tf.signal.stft(x, 16, 4)
+    >>> y = tf.signal.inverse_stft(s, 16, 4,
+    ...                            window_fn=tf.signal.inverse_stft_window_fn(4))
+    >>> bool(tf.reduce_max(tf.abs(y[12:-12] - x[12:52])) < 1e-5)
+    True
+    """
+    s = _as_tensor(stfts)
+    if s.ndim < 2:
+        raise ValueError(f"Shape {tuple(s.shape)} must have rank at least 2")
+    frame_length = int(frame_length)
+    if fft_length is None:
+        fft_length = 1 << max(0, frame_length - 1).bit_length()
+    frames = irfft(s, [int(fft_length)])
+    frames = _fit_last(frames, frame_length)
+    if window_fn is not None:
+        frames = frames * window_fn(frame_length, dtype=frames.dtype)
+    return overlap_and_add(frames, frame_step)
+
+
+def inverse_stft_window_fn(frame_step, forward_window_fn=hann_window, name=None):
+    """A ``window_fn`` for ``inverse_stft`` that undoes ``stft``'s ``forward_window_fn``:
+    the forward window over the sum of its squares at each overlap (Griffin and Lim's
+    equation 7), as TensorFlow computes it.
+
+    >>> import tapegrad as tf
+    >>> tf.signal.inverse_stft_window_fn(2)(4, tf.float32).numpy()
+    array([0., 1., 1., 1.], dtype=float32)
+    """
+    step = int(frame_step)
+
+    def inverse_stft_window_fn_inner(frame_length, dtype):
+        frame_length = int(frame_length)
+        forward = forward_window_fn(frame_length, dtype=dtype)
+        overlaps = -(-frame_length // step)
+        denom = pad(forward * forward, [[0, overlaps * step - frame_length]])
+        denom = reduce_sum(reshape(denom, (overlaps, step)), 0, keepdims=True)
+        denom = reshape(tile(denom, [overlaps, 1]), (overlaps * step,))
+        return forward / denom[:frame_length]
+    return inverse_stft_window_fn_inner
 
 
 def _hertz_to_mel(f):

@@ -49,6 +49,40 @@ def _call_facts(cls):
     return facts
 
 
+# Keras 3's name scopes: the layers whose build (or first call) is running, outermost
+# first. A weight's path is their names, then its layer's, then its own: a Sequential built
+# from an Input makes 'sequential/dense/kernel', a subclassed model whose layers build in
+# its first call 'my_model/dense/kernel', a functional model's layers (built on symbolic
+# inputs, outside any model) 'dense/kernel'.
+_SCOPES = []
+
+
+class _Scope:
+    """``layer``'s name scope for the duration of a ``with`` (one level per layer)."""
+
+    __slots__ = ("layer", "entered")
+
+    def __init__(self, layer):
+        self.layer = layer
+
+    def __enter__(self):
+        self.entered = not _SCOPES or _SCOPES[-1] is not self.layer
+        if self.entered:
+            _SCOPES.append(self.layer)
+
+    def __exit__(self, *exc):
+        if self.entered:
+            _SCOPES.pop()
+
+
+def scope_path(layer, name):
+    """The path Keras 3 gives a variable ``name`` that ``layer`` creates now."""
+    names = [s.name for s in _SCOPES]
+    if not _SCOPES or _SCOPES[-1] is not layer:
+        names.append(layer.name)
+    return "/".join(names + [name])
+
+
 def variable_path(v):
     """Keras's ``variable.path`` (``'dense/kernel'``); the name for other variables."""
     entry = _PATHS.get(id(v))
@@ -58,6 +92,19 @@ def variable_path(v):
 def set_variable_path(v, path):
     key = id(v)
     _PATHS[key] = (weakref.ref(v, lambda _, key=key: _PATHS.pop(key, None)), path)
+
+
+def _keras_path(v):
+    entry = _PATHS.get(id(v))
+    if entry is None or entry[0]() is not v:
+        raise AttributeError(f"'{type(v).__name__}' object has no attribute 'path'")
+    return entry[1]
+
+
+# Keras 3's weights have ``.path``; a plain tf.Variable has none (AttributeError, as in
+# TensorFlow). The Variable class keeps no room for it, so the property reads _PATHS.
+tf.Variable.path = property(_keras_path, doc="Keras's path of a weight: "
+                                             "'sequential/dense/kernel'.")
 
 
 class Layer(WeightMethods, ConfigMethods, tf.Module):
@@ -118,7 +165,8 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
 
             def build(self, *args, **kw):
                 shape = args[0] if args else kw.get("input_shape")
-                user_build(self, *args, **kw)
+                with _Scope(self):  # weights made here (and by sublayers) are below it
+                    user_build(self, *args, **kw)
                 self.built = True
                 object.__setattr__(self, "_build_input_shape", shape)
                 checkpoint.restore_pending()  # a restore waiting for these weights
@@ -173,7 +221,7 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
             mixed_precision._NO_AUTOCAST.add(id(v))
             weakref.finalize(v, mixed_precision._NO_AUTOCAST.discard, id(v))
         v.name = name or "variable"  # Keras 3 names a weight without the ':0'
-        set_variable_path(v, f"{self.name}/{v.name}")
+        set_variable_path(v, scope_path(self, v.name))
         if regularizer is not None:
             from tapegrad.keras import regularizers
             self._regularizers.append((v, regularizers.get(regularizer)))
@@ -277,7 +325,12 @@ class Layer(WeightMethods, ConfigMethods, tf.Module):
         if self.input_spec is not None:
             assert_input_compatibility(self.input_spec, first, self.name)
         if not self.built:
-            self._maybe_build(first)
+            # the first call runs in the layer's scope: a subclassed model's layers build
+            # in it ('my_model/dense/kernel')
+            with _Scope(self):
+                self._maybe_build(first)
+                self.built = True
+                return self.__call__(*args, **kwargs)
         has_training, has_mask = _call_facts(type(self))
         masks = masking._TABLE or self._makes_masks  # else no mask anywhere: no work
         if masks:

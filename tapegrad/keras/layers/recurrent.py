@@ -15,18 +15,11 @@ layer runs (eagerly, or in a trace with a fixed sequence length).
 TensorShape([2, 3, 4])
 """
 from tapegrad.keras import _tf as tf
-from tapegrad.keras.layers.base import Layer, set_variable_path, variable_path
+from tapegrad.keras.layers.base import Layer
 from tapegrad.keras.layers.input_spec import InputSpec
 from tapegrad.keras.layers.rnn_cells import (GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells,
                                              _check_cell, call_cell, initial_state,
                                              reset_masks)
-
-
-def prefix_paths(name, cell):
-    """Keras's ``variable.path`` of a cell's weights: below the layer that built it
-    (``lstm/lstm_cell/kernel``)."""
-    for v in cell.weights:
-        set_variable_path(v, f"{name}/{variable_path(v)}")
 
 
 class RNN(Layer):
@@ -75,7 +68,6 @@ class RNN(Layer):
         if isinstance(self.cell, Layer) and not self.cell.built:
             self.cell.build((sequences_shape[0],) + tuple(sequences_shape[2:]))
             self.cell.built = True
-            prefix_paths(self.name, self.cell)
         self.built = True
 
     def get_initial_state(self, batch_size):

@@ -19,7 +19,7 @@ when the call starts and cleared when it ends), as Keras does; with ``recurrent_
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import activations, initializers
 from tapegrad.keras import random as krandom
-from tapegrad.keras.layers.base import Layer, set_variable_path, variable_path
+from tapegrad.keras.layers.base import Layer
 
 
 class _DropoutMasks:
@@ -288,8 +288,6 @@ class StackedRNNCells(Layer):
             if isinstance(cell, Layer) and not cell.built:
                 cell.build(input_shape)
                 cell.built = True
-                for v in cell.weights:   # Keras's paths: stacked_rnn_cells/lstm_cell/kernel
-                    set_variable_path(v, f"{self.name}/{variable_path(v)}")
             input_shape = (input_shape[0], _output_size(cell))
         self.built = True
 

@@ -7,6 +7,7 @@ layer (``Lambda`` and subclasses included) gets its output shape without a shape
 its own. The weights are built first from the symbolic shape, as Keras does, and restored
 after the probe runs, so a probe never changes a model.
 """
+import contextlib
 import itertools
 
 import numpy as np
@@ -101,8 +102,10 @@ def any_symbolic(args, kwargs):
 # that differs between the probes is unknown. The other axes' pairs are far enough apart
 # that a stride-2 pooling (or any stride up to the smaller size) still tells them apart
 # (2 and 3 would both pool to 1), and grow when a probe is too small for the layer (a 7x7
-# kernel on an image of unknown size).
-_PROBE_SIZES = (((2, 3), (8, 16)), ((2, 3), (32, 64)), ((2, 3), (128, 256)))
+# kernel on an image of unknown size). The last, small pair is for a layer that bounds
+# the size (a position embedding of a few positions over a sequence of unknown length).
+_PROBE_SIZES = (((2, 3), (8, 16)), ((2, 3), (32, 64)), ((2, 3), (128, 256)),
+                ((2, 3), (2, 3)))
 
 
 def _concrete(structure, batch, other):
@@ -150,15 +153,18 @@ def _symbolic_call(layer, args, kwargs, record):
     if layer.input_spec is not None:
         from tapegrad.keras.layers.input_spec import assert_input_compatibility
         assert_input_compatibility(layer.input_spec, first, layer.name)
-    if not layer.built:
-        layer._maybe_build(first)
-    saved = [(v, v.numpy()) for v in layer.weights]
-    try:
-        with np.errstate(all="ignore"):
-            probes = _probe(layer, args, kwargs)
-    finally:
-        for v, value in saved:
-            v.assign(value)
+    from tapegrad.keras.layers.base import _Scope
+    scope = _Scope(layer) if not layer.built else contextlib.nullcontext()
+    with scope:  # weights its build and first call make are below it (Keras's name scope)
+        if not layer.built:
+            layer._maybe_build(first)
+        saved = [(v, v.numpy()) for v in layer.weights]
+        try:
+            with np.errstate(all="ignore"):
+                probes = _probe(layer, args, kwargs)
+        finally:
+            for v, value in saved:
+                v.assign(value)
     outs = []
 
     def spec(a, b):
