@@ -69,9 +69,10 @@ def encode(r, np):
             else a.tolist()}
 
 
-def run(ops, np):
+def run(ops, np, cases=None):
+    """``{case: its encoded result}`` for ``cases`` (this module's by default)."""
     out = {}
-    for case in CASES:
+    for case in CASES if cases is None else cases:
         try:
             out[case] = encode(eval(case, {"ops": ops, "np": np}), np)  # noqa: S307
         except Exception as e:  # noqa: BLE001 - the error type is the reference
@@ -79,13 +80,18 @@ def run(ops, np):
     return out
 
 
-def main():
+def write(out, cases=None):
+    """Run ``cases`` with Keras (its TensorFlow backend) and store them in ``out``."""
     import keras
     import numpy as np
 
-    OUT.write_text(json.dumps({"keras_version": keras.__version__,
-                               "cases": run(keras.ops, np)}) + "\n")
-    print(f"wrote {OUT} (Keras {keras.__version__})")
+    out.write_text(json.dumps({"keras_version": keras.__version__,
+                               "cases": run(keras.ops, np, cases)}) + "\n")
+    print(f"wrote {out} (Keras {keras.__version__})")
+
+
+def main():
+    write(OUT)
 
 
 if __name__ == "__main__":

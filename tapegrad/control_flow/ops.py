@@ -77,13 +77,14 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise TypeError(f"tapegrad.while_loop: cond and body must be callable, got {cond!r} "
                         f"and {body!r}.")
     n_max = _static_count(maximum_iterations)
-    state = nest.map_structure(_as_tensor, loop_vars)
-    if not nest.flatten(state):
+    if not nest.flatten(loop_vars):
         raise ValueError("tapegrad.while_loop: loop_vars must hold at least one tensor.")
     if STATE.stack.tracers:
-        out = _staged_while(cond, body, state, n_max)
+        out = _staged_while(cond, body, nest.map_structure(_as_tensor, loop_vars), n_max)
     else:
-        out = _eager_while(cond, body, state, n_max)
+        # as TensorFlow eagerly: the body sees the values it made (a Python number stays
+        # one: ``(i + 1, x + i)`` from ``(0, 0.0)``), and they become tensors at the end
+        out = nest.map_structure(_as_tensor, _eager_while(cond, body, loop_vars, n_max))
     if not back_prop:
         out = nest.map_structure(stop_gradient, out)
     return out
@@ -216,7 +217,7 @@ def _call(fn, state):
     return fn(*state) if isinstance(state, (list, tuple)) else fn(state)
 
 
-def _body_result(new, state):
+def _body_result(new, state, convert=True):
     if isinstance(state, (list, tuple)) and len(state) == 1 and not isinstance(
             new, (list, tuple)):
         new = [new]  # TensorFlow lets a one-variable body return a bare tensor
@@ -226,7 +227,8 @@ def _body_result(new, state):
     if _skeleton(new) != _skeleton(state):
         raise ValueError(f"tapegrad.while_loop: body must return the structure of loop_vars "
                          f"{_skeleton(state)}, got {_skeleton(new)}.")
-    return nest.pack_sequence_as(state, _tensors(new))
+    # eagerly the values stay as the body made them (TensorFlow converts them at the end)
+    return nest.pack_sequence_as(state, _tensors(new) if convert else nest.flatten(new))
 
 
 # -- eager loops ----------------------------------------------------------------------------------
@@ -237,7 +239,7 @@ def _eager_while(cond, body, state, n_max):
         if not _has_no_value(p):
             if not bool(p._value):
                 break
-            state = _body_result(_call(body, state), state)
+            state = _body_result(_call(body, state), state, convert=False)
         else:  # vmap: run until every example is done, keeping finished ones unchanged
             if not _any(p):
                 break

@@ -16,3 +16,5 @@ from tapegrad.keras.ops.arrays import *  # noqa: F401,F403
 from tapegrad.keras.ops.numeric import *  # noqa: F401,F403
 from tapegrad.keras.ops.nn import *  # noqa: F401,F403
 from tapegrad.keras.ops.more_numeric import *  # noqa: F401,F403
+from tapegrad.keras.ops.extra import *  # noqa: F401,F403
+from tapegrad.keras.ops.misc import *  # noqa: F401,F403
