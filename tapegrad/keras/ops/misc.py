@@ -13,7 +13,7 @@ import numpy as np
 from tapegrad import bitwise as _bitwise
 from tapegrad import linalg as _linalg
 from tapegrad.batching.vmap import vectorized_map as _vectorized_map
-from tapegrad.control_flow import ops as _cf
+from tapegrad.control_flow import ops as _control_flow
 from tapegrad.keras import _tf as tf
 from tapegrad.ops import scatter_ops as _scatter
 from tapegrad.ops.binning_ops import searchsorted as _searchsorted
@@ -347,12 +347,12 @@ def median(x, axis=None, keepdims=False):
 
 # ---- control flow ------------------------------------------------------------------------
 def cond(pred, true_fn, false_fn):
-    return _cf.cond(pred, true_fn, false_fn)
+    return _control_flow.cond(pred, true_fn, false_fn)
 
 
 def fori_loop(lower, upper, body_fun, init_val):
     """``body_fun(i, val)`` for i in [lower, upper)."""
-    return _cf.while_loop(lambda i, v: i < upper, lambda i, v: (i + 1, body_fun(i, v)),
+    return _control_flow.while_loop(lambda i, v: i < upper, lambda i, v: (i + 1, body_fun(i, v)),
                           (lower, init_val))[1]
 
 
@@ -361,7 +361,7 @@ def while_loop(cond, body, loop_vars, maximum_iterations=None):
     single value a single value."""
     single = not isinstance(loop_vars, (tuple, list))
     lv = (loop_vars,) if single else tuple(loop_vars)
-    out = _cf.while_loop(lambda *v: cond(*v),
+    out = _control_flow.while_loop(lambda *v: cond(*v),
                         lambda *v: (lambda r: tuple(r) if isinstance(r, (tuple, list))
                                     else (r,))(body(*v)),
                         lv, maximum_iterations=maximum_iterations)
