@@ -2,6 +2,7 @@
 from tapegrad.ops.nn_ops import *  # noqa: F401,F403
 from tapegrad.ops.gather_ops import embedding_lookup  # noqa: F401
 from tapegrad.ops.special_ops import softsign  # noqa: F401
+from tapegrad.ops.special_more_ops import in_top_k  # noqa: F401
 from tapegrad.ops.nn_ops import batch_normalization  # noqa: F401
 from tapegrad.ops.dropout_ops import dropout  # noqa: F401
 from tapegrad.ops.sort_ops import top_k  # noqa: F401  (tf.nn.top_k, tf.math.top_k's alias)

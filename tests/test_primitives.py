@@ -284,6 +284,31 @@ SPECS = {
     "polygamma": [Case(prim_fn("polygamma", n=n), [Pos(2, 3)], label=f"n={n}")
                   for n in (0, 1, 2)] + [Case(prim_fn("polygamma", n=0), [Rng(-1.8, -1.2, 3)],
                                               label="negative")],
+    # special_more.py: TensorFlow's rules (no derivative of zeta in x, of betainc in a and b,
+    # none of igamma_grad_a: its second order raises, so igamma's cases in a are first order)
+    "bessel_i0": unary("bessel_i0") + [Case(prim_fn("bessel_i0"), [Rng(15, 30, 3)],
+                                            label="series and asymptotic")],
+    "bessel_i0e": unary("bessel_i0e") + [Case(prim_fn("bessel_i0e"), [Rng(15, 30, 3)],
+                                              label="series and asymptotic")],
+    "bessel_i1": unary("bessel_i1"),
+    "bessel_i1e": unary("bessel_i1e") + [Case(prim_fn("bessel_i1e"), [Rng(-30, -15, 3)],
+                                              label="series and asymptotic")],
+    "ndtri": unary("ndtri", lambda *s: Rng(0.02, 0.98, *s)),
+    "igamma": binary("igamma", Pos, Pos, order=1) + [
+        Case(lambda x: bind(p("igamma"), tf.constant(2.5, tf.float64), x), [Rng(0.5, 6, 3)],
+             label="in x, order 2")],
+    "igammac": binary("igammac", Pos, lambda *s: Rng(1.5, 4, *s), order=1) + [
+        Case(lambda x: bind(p("igammac"), tf.constant(0.7, tf.float64), x), [Rng(0.5, 6, 3)],
+             label="in x, order 2")],
+    "igamma_grad_a": [Case(prim_fn("igamma_grad_a"), [Pos(3), Pos(3)], order=0, label="(3,)")],
+    "zeta": [Case(lambda q: bind(p("zeta"), tf.constant(3.5, tf.float64), q), [Pos(3)],
+                  label="in q"),
+             Case(prim_fn("zeta"), [Rng(1.5, 4, 2, 3), Pos(3)], order=0, label="batched x")],
+    "betainc": [Case(lambda x: bind(p("betainc"), tf.constant(0.7, tf.float64),
+                                    tf.constant(1.5, tf.float64), x), [Rng(0.1, 0.9, 3)],
+                     label="in x"),
+                Case(prim_fn("betainc"), [Rng(0.5, 3, 3), Rng(0.5, 3, 3), Rng(0.1, 0.9, 3)],
+                     order=0, label="batched a, b")],
     "mul_no_nan": binary("mul_no_nan", R, Away) + [
         Case(prim_fn("mul_no_nan"), [R(4), Const([0.0, 1.5, 0.0, -2.0])], label="zeros in y")],
     "cumprod": [Case(prim_fn("cumprod", axis=a), [R(3, 5)], label=f"axis={a}") for a in (0, 1)]

@@ -4,5 +4,6 @@ from tapegrad.primitives import elementwise, reductions, gather, shape, linalg, 
 from tapegrad.primitives import philox, random, sorting  # noqa: F401
 from tapegrad.primitives import conv, pooling, variables  # noqa: F401
 from tapegrad.primitives import scans, scatter_extremes, segments, special  # noqa: F401
+from tapegrad.primitives import special_more  # noqa: F401
 from tapegrad.primitives import bitwise, bounds, decompositions, effects, fft  # noqa: F401
 from tapegrad.core.dispatch import PRIMITIVES  # noqa: F401
