@@ -280,6 +280,8 @@ def _second_order(case, seed):
 @pytest.mark.parametrize("name,case", _cases(diff=True))
 def test_every_primitive_second_order(name, case):
     _need(name)
+    if case.order < 2:  # (igamma in a: TensorFlow's IgammaGradA has no gradient)
+        pytest.skip("the table differentiates this case once")
     try:
         xs = _draw(case, 0)
         out = case.fn(*[tf.constant(a) for a in xs])
