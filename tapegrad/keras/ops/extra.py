@@ -357,8 +357,7 @@ def take_along_axis(x, indices, axis=None):
         x, axis = tf.reshape(x, [-1]), 0
     axis %= x.ndim
     idx = tf.where(idx < 0, idx + x.shape[axis], idx)
-    return tf.gather(x, idx, axis=axis, batch_dims=axis) if x.ndim == idx.ndim and axis == \
-        x.ndim - 1 else _take_along(x, idx, axis)
+    return _take_along(x, idx, axis)
 
 
 def _take_along(x, idx, axis):
@@ -385,9 +384,8 @@ def unravel_index(indices, shape):
 def digitize(x, bins):
     """The index of each value's bin (``bins`` increasing): NumPy's ``right=False``."""
     x, b = _t(x), tf.cast(_t(bins), _t(x).dtype)
-    return tf.cast(_searchsorted(b, tf.reshape(x, [-1]), side="right"), "int32") if \
-        x.ndim == 1 else tf.reshape(
-            tf.cast(_searchsorted(b, tf.reshape(x, [-1]), side="right"), "int32"), x.shape)
+    return tf.reshape(tf.cast(_searchsorted(b, tf.reshape(x, [-1]), side="right"), "int32"),
+                      x.shape)
 
 
 def isin(x1, x2):
