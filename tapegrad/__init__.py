@@ -51,6 +51,7 @@ from tapegrad import sparsity  # noqa: F401
 from tapegrad import sparse  # noqa: F401  (tf.sparse and tf.SparseTensor)
 from tapegrad import signal  # noqa: F401  (tf.signal)
 from tapegrad.ops.sparse_ops import SparseTensor  # noqa: F401
+from tapegrad.ops.indexed_slices import IndexedSlices  # noqa: F401
 from tapegrad.drawing import draw  # noqa: F401  (tf.draw: pictures of tapes and programs)
 from tapegrad import data  # noqa: F401
 from tapegrad.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401

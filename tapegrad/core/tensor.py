@@ -386,6 +386,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         if dtype is not None and arr.dtype != dtype:
             arr = _safe_cast(arr, dtype, value)
         return Tensor._wrap(arr)
+    conv = getattr(type(value), "__tf_tensor__", None)  # TensorFlow's conversion protocol
+    if conv is not None:  # (tf.IndexedSlices, a user's class): a Tensor of its own making
+        return convert_to_tensor(conv(value, dtype, name), dtype=dtype)
     if value is None:
         raise ValueError("Attempt to convert a value (None) with an unsupported type "
                          "(<class 'NoneType'>) to a Tensor.")
@@ -590,5 +593,11 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 def is_tensor(x):
-    """True for Tensors and Variables."""
-    return isinstance(x, Tensor)
+    """True for Tensors, Variables and TensorFlow's composite tensors (``tf.SparseTensor``,
+    ``tf.IndexedSlices``), as ``tf.is_tensor``.
+
+    >>> import tapegrad as tf
+    >>> tf.is_tensor(tf.constant(1.0)), tf.is_tensor(1.0)
+    (True, False)
+    """
+    return isinstance(x, Tensor) or getattr(type(x), "_tf_composite", False)

@@ -8,6 +8,7 @@ from tapegrad.compile import function  # noqa: F401
 from tapegrad.core.dtypes import as_dtype, bool_ as bool, float32, float64, int32, int64  # noqa: F401
 from tapegrad.core.tensor import Tensor, Variable, constant, convert_to_tensor, is_tensor  # noqa: F401
 from tapegrad.ops.array_ops import *  # noqa: F401,F403
+from tapegrad.ops.indexed_slices import IndexedSlices  # noqa: F401
 from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, norm, tensordot  # noqa: F401
 from tapegrad.ops.math_ops import *  # noqa: F401,F403
 from tapegrad.ops.nn_ops import sigmoid  # noqa: F401

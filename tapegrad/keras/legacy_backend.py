@@ -77,7 +77,7 @@ def ones_like(x, dtype=None, name=None):
 
 def get_value(x):
     """The value of a tensor or Variable as a NumPy array (other objects unchanged)."""
-    return x.numpy() if tf.is_tensor(x) else x
+    return x.numpy() if isinstance(x, tf.Tensor) else x
 
 
 def batch_get_value(tensors):
@@ -118,7 +118,7 @@ def moving_average_update(x, value, momentum):
 
 def cast_to_floatx(x):
     """A tensor cast to floatx; anything else becomes a NumPy array of floatx."""
-    if tf.is_tensor(x):
+    if isinstance(x, tf.Tensor):
         return tf.cast(x, _config.floatx())
     return np.asarray(x, dtype=_config.floatx())
 

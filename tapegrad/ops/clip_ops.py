@@ -8,6 +8,7 @@ from tapegrad.core.dtypes import as_dtype
 from tapegrad.core.tensor import Tensor
 from tapegrad.ops import array_ops, math_ops, nn_ops
 from tapegrad.ops._convert import tensor
+from tapegrad.ops.indexed_slices import rows_of
 
 
 def _sequence(t_list):
@@ -23,7 +24,7 @@ def global_norm(t_list, name=None):
     >>> float(tf.linalg.global_norm([tf.constant([3.0]), tf.constant([[4.0]])]))
     5.0
     """
-    values = [tensor(t) for t in _sequence(t_list) if t is not None]
+    values = [tensor(rows_of(t)[0]) for t in _sequence(t_list) if t is not None]
     if not values:
         return tensor(0.0)
     half = [nn_ops.l2_loss(v) for v in values]
@@ -45,9 +46,14 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     c = array_ops.cast(clip_norm, norm.dtype)
     scale = c * math_ops.minimum(1.0 / norm, 1.0 / c)
     scale = scale + (norm - norm)  # NaN where the norm is not finite
-    clipped = [None if t is None else tensor(t) * array_ops.cast(scale, tensor(t).dtype)
-               for t in t_list]
+    clipped = [None if t is None else _scaled(t, scale) for t in t_list]
     return clipped, norm
+
+
+def _scaled(t, scale):
+    rows, wrap = rows_of(t)  # tf.IndexedSlices: its rows scaled, as TensorFlow
+    rows = tensor(rows)
+    return wrap(rows * array_ops.cast(scale, rows.dtype))
 
 
 def _range(dtype):

@@ -11,6 +11,7 @@ from tapegrad.ops import array_ops
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import axis1
 from tapegrad.ops._convert import tensor as _tensor
+from tapegrad.ops.indexed_slices import rows_of
 
 
 def _shape(x):
@@ -114,6 +115,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     >>> tf.clip_by_norm([3.0, 4.0], 1.0).numpy().tolist()
     [0.6000000238418579, 0.800000011920929]
     """
+    t, wrap = rows_of(t)  # tf.IndexedSlices: its rows clipped together, as TensorFlow
     t = _tensor(t)
     c = array_ops.cast(clip_norm, t.dtype) if isinstance(clip_norm, Tensor) else clip_norm
     l2sum = math_ops.reduce_sum(t * t, axis=axes, keepdims=True)
@@ -121,4 +123,4 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     pos = l2sum > 0
     l2norm = math_ops.where(
         pos, math_ops.sqrt(math_ops.where(pos, l2sum, array_ops.ones_like(l2sum))), l2sum)
-    return t * c / math_ops.maximum(l2norm, c)
+    return wrap(t * c / math_ops.maximum(l2norm, c))

@@ -57,6 +57,15 @@ class SparseTensor:
         """The same indices and shape with ``new_values``."""
         return SparseTensor(self._indices, new_values, self._dense_shape)
 
+    # a composite tensor: tf.is_tensor is True, tf.nest(expand_composites=True) sees the three
+    _tf_composite = True
+
+    def _tf_components(self):
+        return [self._indices, self._values, self._dense_shape]
+
+    def _tf_from_components(self, parts):
+        return SparseTensor(*parts)
+
     def __repr__(self):
         return (f"SparseTensor(indices={self._indices!r}, values={self._values!r}, "
                 f"dense_shape={self._dense_shape!r})")

@@ -1,7 +1,13 @@
 """Nested structures (lists, tuples, namedtuples, dicts) as in ``tf.nest``.
 
-Dicts are flattened in sorted key order, as TensorFlow does.
+Dicts are flattened in sorted key order, as TensorFlow does. With ``expand_composites``,
+composite tensors (``tf.SparseTensor``, ``tf.IndexedSlices``: classes with ``_tf_composite``)
+are flattened into their component tensors and rebuilt from them, as TensorFlow does.
 """
+
+
+def _composite(x, expand):
+    return expand and getattr(type(x), "_tf_composite", False)
 
 
 def _is_namedtuple(x):
@@ -19,17 +25,19 @@ def flatten(structure, expand_composites=False):
     [2, 3, 1]
     """
     out = []
-    _flatten(structure, out)
+    _flatten(structure, out, expand_composites)
     return out
 
 
-def _flatten(x, out):
+def _flatten(x, out, expand=False):
     if isinstance(x, dict):
         for k in sorted(x):
-            _flatten(x[k], out)
+            _flatten(x[k], out, expand)
     elif isinstance(x, (list, tuple)):
         for v in x:
-            _flatten(v, out)
+            _flatten(v, out, expand)
+    elif _composite(x, expand):
+        out.extend(x._tf_components())
     else:
         out.append(x)
 
@@ -41,21 +49,23 @@ def pack_sequence_as(structure, flat_sequence, expand_composites=False):
     {'b': 1, 'a': [2, 3]}
     """
     flat = list(flat_sequence)
-    n = len(flatten(structure))
+    n = len(flatten(structure, expand_composites))
     if len(flat) != n:
         raise ValueError(f"Could not pack sequence. Structure had {n} atoms, but "
                          f"flat_sequence had {len(flat)} items.")
-    return _pack(structure, iter(flat))
+    return _pack(structure, iter(flat), expand_composites)
 
 
-def _pack(x, it):
+def _pack(x, it, expand=False):
     if isinstance(x, dict):
-        vals = {k: _pack(x[k], it) for k in sorted(x)}
+        vals = {k: _pack(x[k], it, expand) for k in sorted(x)}
         return type(x)((k, vals[k]) for k in x) if type(x) is not dict else {k: vals[k] for k in x}
     if _is_namedtuple(x):
-        return type(x)(*[_pack(v, it) for v in x])
+        return type(x)(*[_pack(v, it, expand) for v in x])
     if isinstance(x, (list, tuple)):
-        return type(x)(_pack(v, it) for v in x)
+        return type(x)(_pack(v, it, expand) for v in x)
+    if _composite(x, expand):
+        return x._tf_from_components([next(it) for _ in x._tf_components()])
     return next(it)
 
 
@@ -70,8 +80,9 @@ def map_structure(func, *structure, check_types=True, expand_composites=False):
         raise ValueError("Must provide at least one structure")
     for other in structure[1:]:
         assert_same_structure(structure[0], other, check_types=check_types)
-    leaves = [flatten(s) for s in structure]
-    return pack_sequence_as(structure[0], [func(*xs) for xs in zip(*leaves)])
+    leaves = [flatten(s, expand_composites) for s in structure]
+    return pack_sequence_as(structure[0], [func(*xs) for xs in zip(*leaves)],
+                            expand_composites)
 
 
 def assert_same_structure(nest1, nest2, check_types=True, expand_composites=False):

@@ -305,6 +305,11 @@ class Optimizer:
                                  "working with a new set of variables, you should recreate a "
                                  "new optimizer instance.")
         grads, trainable_variables = self._filter_empty_gradients(grads, trainable_variables)
+        if not _PLAIN_GRADS.issuperset(map(type, grads)):
+            # tf.IndexedSlices as its dense sum (Keras's TensorFlow backend steps Adam, RMSprop
+            # and Adagrad per slice: the README's differences); SGD's step is the same
+            grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
+                     for g in grads]
         if self.loss_scale_factor is not None:
             grads = [g / self.loss_scale_factor for g in grads]
         grads = self._clip_gradients(grads)
