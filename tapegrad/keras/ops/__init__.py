@@ -18,3 +18,5 @@ from tapegrad.keras.ops.nn import *  # noqa: F401,F403
 from tapegrad.keras.ops.more_numeric import *  # noqa: F401,F403
 from tapegrad.keras.ops.extra import *  # noqa: F401,F403
 from tapegrad.keras.ops.misc import *  # noqa: F401,F403
+from tapegrad.keras.ops.spectral import *  # noqa: F401,F403
+from tapegrad.keras.ops.losses import *  # noqa: F401,F403
