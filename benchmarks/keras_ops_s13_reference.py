@@ -82,6 +82,18 @@ CASES = [
     f"ops.psnr({P}, {Z}[:3], 1.0)",
     f"ops.sparsemax({F})", f"ops.sparsemax({M} * 0.3)", f"ops.sparsemax({M} * 0.3, axis=0)",
     "ops.sparsemax(np.array([0.1, 0.2], 'float64'))",
+    "ops.depth_to_space(np.arange(48, dtype='float32').reshape(1, 2, 2, 12), 2)",
+    "ops.depth_to_space(np.arange(48, dtype='float32').reshape(1, 12, 2, 2), 2, 'channels_first')",
+    "ops.depth_to_space(np.arange(40, dtype='float32').reshape(1, 2, 2, 10), 2)",
+    "ops.depth_to_space(np.arange(48, dtype='float32').reshape(1, 2, 2, 12), 1)",
+    "ops.space_to_depth(np.arange(48, dtype='float32').reshape(1, 4, 4, 3), 2)",
+    "ops.space_to_depth(np.arange(96, dtype='int32').reshape(2, 3, 4, 4), 2, 'channels_first')",
+    "ops.space_to_depth(np.arange(36, dtype='float32').reshape(1, 3, 4, 3), 2)",
+    f"ops.rms_normalization({M})", f"ops.rms_normalization({M}, axis=0)",
+    f"ops.rms_normalization({M}, scale={M}[0], epsilon=0.1)",
+    f"ops.rms_normalization({M}, axis=(0, 1))",
+    "ops.rms_normalization(np.array([1.0, 2.0], 'float16'))",
+    "ops.rms_normalization(np.array([1.0, 2.0], 'float64'))",
     f"ops.nonzero({I})", f"ops.nonzero({M})", "ops.nonzero(np.array([True, False, True]))",
 ]
 

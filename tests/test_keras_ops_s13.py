@@ -60,6 +60,10 @@ SMOOTH = {
         [A]),
     "psnr": (lambda a, b: ops.psnr(a, b, 2.0), [X, X[::-1]]),
     "sparsemax": (lambda z: ops.sparsemax(z * 0.4), [X]),
+    "depth_to_space": (lambda z: ops.depth_to_space(z, 2), [np.arange(24.0).reshape(1, 1, 3, 8)]),
+    "space_to_depth": (lambda z: ops.space_to_depth(z, 2, "channels_first"),
+                       [np.arange(24.0).reshape(1, 3, 2, 4)]),
+    "rms_normalization": (lambda z, s: ops.rms_normalization(z, s), [A, A[0]]),
 }
 
 
@@ -94,6 +98,8 @@ def test_in_a_tf_function_as_eagerly():
     (lambda: ops.binary_crossentropy(X, X[:2]), ValueError),
     (lambda: ops.sparse_categorical_crossentropy([0, 1, 0], A, axis=0), ValueError),
     (lambda: ops.psnr(X, X[:2], 1.0), ValueError),
+    (lambda: ops.depth_to_space(np.ones((1, 2, 2, 4)), 1), ValueError),
+    (lambda: ops.space_to_depth(np.ones((1, 3, 2, 4)), 2), tf.errors.InvalidArgumentError),
 ])
 def test_bad_input_gets_keras_error(call, error):
     with pytest.raises(error):

@@ -20,3 +20,4 @@ from tapegrad.keras.ops.extra import *  # noqa: F401,F403
 from tapegrad.keras.ops.misc import *  # noqa: F401,F403
 from tapegrad.keras.ops.spectral import *  # noqa: F401,F403
 from tapegrad.keras.ops.losses import *  # noqa: F401,F403
+from tapegrad.keras.ops.nn_extra import *  # noqa: F401,F403
