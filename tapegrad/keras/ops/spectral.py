@@ -16,7 +16,7 @@ from tapegrad.keras.ops.arrays import split
 from tapegrad.keras.ops.extra import _float, _t
 from tapegrad.keras.ops.more_numeric import cumprod, nan_to_num
 from tapegrad.keras.ops.numeric import argmax, argmin, cast, cumsum, result_type
-from tapegrad.ops import fft_ops as _fft
+from tapegrad.ops import fft_ops as _fft_ops
 from tapegrad.ops import signal_ops as _signal
 from tapegrad.ops.elementwise_ops import complex as _complex
 
@@ -52,7 +52,7 @@ def fft(x):
     >>> [v.numpy().tolist() for v in fft(([1.0, 2.0], [0.0, 0.0]))]
     [[3.0, -1.0], [0.0, 0.0]]
     """
-    return _pair(_fft.fft(_complex_pair(x)))
+    return _pair(_fft_ops.fft(_complex_pair(x)))
 
 
 def fft2(x):
@@ -61,7 +61,7 @@ def fft2(x):
     >>> fft2(([[1.0, 1.0], [1.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]]))[0].numpy().tolist()
     [[4.0, 0.0], [0.0, 0.0]]
     """
-    return _pair(_fft.fft2d(_complex_pair(x)))
+    return _pair(_fft_ops.fft2d(_complex_pair(x)))
 
 
 def ifft2(x):
@@ -82,7 +82,7 @@ def rfft(x, fft_length=None):
     >>> [v.numpy().tolist() for v in rfft([1.0, 2.0, 3.0, 4.0])]
     [[10.0, -2.0, -2.0], [0.0, 2.0, 0.0]]
     """
-    return _pair(_fft.rfft(_t(x), None if fft_length is None else [fft_length]))
+    return _pair(_fft_ops.rfft(_t(x), None if fft_length is None else [fft_length]))
 
 
 def irfft(x, fft_length=None):
@@ -91,7 +91,7 @@ def irfft(x, fft_length=None):
     >>> irfft(([10.0, -2.0, -2.0], [0.0, 2.0, 0.0])).numpy().tolist()
     [1.0, 2.0, 3.0, 4.0]
     """
-    return _fft.irfft(_complex_pair(x), None if fft_length is None else [fft_length])
+    return _fft_ops.irfft(_complex_pair(x), None if fft_length is None else [fft_length])
 
 
 # ---- decompositions ----------------------------------------------------------------------
