@@ -366,21 +366,22 @@ def test_gaussian_process_log_likelihood_and_its_gradient():
 def test_matrix_exponential_in_a_lie_group_step_and_an_ode():
     """A rotation exp(theta K) stays orthogonal; d/dt exp(t A) x0 = A exp(t A) x0."""
     k = np.array([[0.0, -1.0, 0.5], [1.0, 0.0, -0.2], [-0.5, 0.2, 0.0]])
-    theta = tf.constant(0.7)
+    theta = tf.constant(0.7, tf.float64)  # (a float32 theta makes theta * k float32)
     r = tf.linalg.expm(theta * k).numpy()
     np.testing.assert_allclose(r.T @ r, np.eye(3), atol=1e-12)
     np.testing.assert_allclose(np.linalg.det(r), 1.0, rtol=1e-12)
     target = np.array([0.0, 0.0, 1.0])
 
     def loss(theta):
-        return tf.reduce_sum((tf.linalg.matvec(tf.linalg.expm(theta * k), [1.0, 0.0, 0.0])
-                              - target) ** 2)
+        # (a float64 vector: TensorFlow's matvec converts a list to float32, then raises)
+        return tf.reduce_sum((tf.linalg.matvec(tf.linalg.expm(theta * k),
+                                               np.array([1.0, 0.0, 0.0])) - target) ** 2)
 
     check_grads(loss, [np.float64(0.7)], order=2)
     a = RNG.standard_normal((3, 3))
     x0 = RNG.standard_normal(3)
-    t = tf.constant(0.4)
-    with tf.autodiff.ForwardAccumulator(t, tf.constant(1.0)) as acc:
+    t = tf.constant(0.4, tf.float64)  # x0's dtype: TensorFlow's matvec promotes none
+    with tf.autodiff.ForwardAccumulator(t, tf.constant(1.0, tf.float64)) as acc:
         x = tf.linalg.matvec(tf.linalg.expm(t * a), x0)
     np.testing.assert_allclose(acc.jvp(x).numpy(), a @ x.numpy(), rtol=1e-10)
 

@@ -452,5 +452,7 @@ def test_matmul_with_inner_size_one_is_the_outer_product():
     a, b = rng.standard_normal((5, 1)), rng.standard_normal((1, 4))
     np.testing.assert_allclose(tf.matmul(a, b).numpy(), a @ b, rtol=1e-15)
     a32 = a.astype(np.float32)
-    out = tf.matmul(tf.constant(a32), tf.constant(b))   # mixed dtypes promote as NumPy does
-    assert out.dtype == np.float64
+    with pytest.raises(tf.errors.InvalidArgumentError):  # TensorFlow promotes no dtypes
+        tf.matmul(tf.constant(a32), tf.constant(b))
+    out = tf.matmul(tf.constant(a32), b)   # a NumPy array takes the tensor's dtype
+    assert out.dtype == np.float32

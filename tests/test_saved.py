@@ -177,7 +177,7 @@ def test_save_accepts_concrete_functions_and_signed_functions_only(tmp_path):
         tf.saved.save(tf.function(lambda x: x), tmp_path / "a.tgz")
     with pytest.raises(TypeError, match="ConcreteFunction"):
         tf.saved.save(lambda x: x, tmp_path / "b.tgz")
-    v = tf.Variable(1.0)
+    v = tf.Variable(np.float64(1.0))  # X's dtype: TensorFlow multiplies no float32 by it
     with pytest.raises(ValueError, match="Variables as arguments"):
         tf.saved.save(tf.function(lambda x, v: x * v).get_concrete_function(X, v),
                       tmp_path / "c.tgz")

@@ -581,7 +581,7 @@ def test_a_primitive_without_rules_off_the_gradient_path_is_fine(rule_less_primi
 # ==== jacobian / batch_jacobian ==================================================================
 def test_jacobian_shape_is_target_shape_plus_source_shape():
     x = tf.constant(np.arange(6.0).reshape(2, 3))
-    s = tf.constant(2.0)
+    s = tf.constant(2.0, tf.float64)  # x's dtype (TensorFlow promotes no float32 to it)
     with tf.GradientTape(persistent=True) as t:
         t.watch([x, s])
         y = tf.reduce_sum(x * x, axis=1) * s      # shape (2,)

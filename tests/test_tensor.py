@@ -330,13 +330,19 @@ def test_a_fractional_python_float_with_an_int_tensor_is_an_error():
         tf.constant(1) + 1.5
 
 
-def test_float32_with_float64_promotes_as_numpy():
+def test_two_float_dtypes_raise_as_tensorflow_and_numpy_values_take_the_tensors():
+    # TensorFlow 2.21 promotes no two tensors (float32 with float64, float16 with float32:
+    # InvalidArgumentError); a NumPy value next to a tensor takes the tensor's dtype
     a, b = tf.constant(1.0), tf.constant(2.0, dtype=tf.float64)
-    assert (a + b).dtype == tf.float64 and (b * a).dtype == tf.float64
-    assert tf.matmul(tf.ones((1, 1)), tf.ones((1, 1), tf.float64)).dtype == tf.float64
-    assert (a + np.array([1.0])).dtype == tf.float64      # a NumPy array keeps float64
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        a + b
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.matmul(tf.ones((1, 1)), tf.ones((1, 1), tf.float64))
+    assert (a + np.array([1.0])).dtype == tf.float32
     h = tf.constant(1.0, dtype=tf.float16)
-    assert (h + a).dtype == tf.float32
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        h + a
+    assert (h + np.float32(1.0)).dtype == tf.float16
 
 
 def test_gradients_keep_the_dtype_of_their_source():

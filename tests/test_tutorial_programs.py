@@ -416,7 +416,8 @@ def test_physics_informed_network_residual_and_training(float64_keras):
     X = tf.constant(np.random.default_rng(0).uniform(-1, 1, (16, 2)))
     u, u_t, u_x, u_xx = derivatives(X)
     h = 1e-4
-    f = lambda dt, dx: pinn(X + tf.constant([[dt, dx]])).numpy()  # noqa: E731
+    # (a float64 shift: TensorFlow adds no float32 tensor to the float64 X)
+    f = lambda dt, dx: pinn(X + tf.constant([[dt, dx]], tf.float64)).numpy()  # noqa: E731
     np.testing.assert_allclose(u_t.numpy(), (f(h, 0) - f(-h, 0)) / (2 * h), rtol=1e-6)
     np.testing.assert_allclose(u_x.numpy(), (f(0, h) - f(0, -h)) / (2 * h), rtol=1e-6)
     np.testing.assert_allclose(u_xx.numpy(), (f(0, h) - 2 * u.numpy() + f(0, -h)) / h ** 2,

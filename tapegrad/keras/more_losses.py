@@ -6,6 +6,8 @@ backend's order of operations), defaults and names. ``losses.py`` re-exports the
 >>> round(float(keras.losses.Hinge()([[0.0, 1.0]], [[0.5, 0.5]])), 4)
 1.0
 """
+import numpy as np
+
 from tapegrad.keras import _tf as tf
 from tapegrad.keras import backend
 from tapegrad.keras.loss_utils import (_get_logits, _same_shape, binary_crossentropy_terms,
@@ -31,6 +33,10 @@ def mean_squared_logarithmic_error(y_true, y_pred):
     """mean((log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1)) ** 2) over the last axis."""
     y_true, y_pred = _pred_true(y_true, y_pred)
     eps = tf.convert_to_tensor(backend.epsilon())  # float32 as in Keras, also for float64
+    # keras.ops.maximum promotes (float64 with float32 is float64, float16 with it float32),
+    # where TensorFlow's tf.maximum raises: the promotion is written out
+    dt = np.result_type(y_pred.dtype, eps.dtype)
+    y_pred, y_true, eps = tf.cast(y_pred, dt), tf.cast(y_true, dt), tf.cast(eps, dt)
     first_log = tf.math.log(tf.maximum(y_pred, eps) + 1.0)
     second_log = tf.math.log(tf.maximum(y_true, eps) + 1.0)
     return tf.reduce_mean(tf.square(first_log - second_log), axis=-1)

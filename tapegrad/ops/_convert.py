@@ -1,12 +1,12 @@
 """Argument conversion shared by the op modules: the dtype rules of tapegrad.
 
 - Python floats and lists of floats are float32, Python ints int32 (TensorFlow's rule).
-- NumPy arrays keep their dtype.
+- NumPy arrays keep their dtype on their own; next to a tensor they take its dtype.
 - A Python scalar mixed with a Tensor takes the Tensor's dtype.
-- Two tensors of different dtypes of one kind promote as NumPy does (float32 with float64 is
-  float64); of different kinds (bool, integer, float, complex) they raise TensorFlow's
-  InvalidArgumentError, never a number TensorFlow would not give (int32 + float32 is not
-  float64 there).
+- Two tensors of different dtypes raise TensorFlow's InvalidArgumentError, of one kind too
+  (TensorFlow promotes neither float16 with float32 nor float32 with float64), never a
+  number TensorFlow would not give. (Derivative rules pair their operands with
+  ``primitives/api.py``, which promotes: that is the primitive layer's rule, not a user's.)
 """
 import math
 
@@ -100,8 +100,13 @@ def cast(x, dtype):
 
 
 def binary(x, y, op="binary op"):
-    """Two operands of one dtype (``op`` names the operation in TensorFlow's error)."""
-    if isinstance(x, Tensor):
+    """Two operands of one dtype (``op`` names the operation in TensorFlow's error).
+
+    Two tensors of different dtypes raise TensorFlow's InvalidArgumentError, even of one kind
+    (float16 with float32: TensorFlow has no promotion); a NumPy value or Python number
+    takes the tensor's dtype (``float16 tensor + np.float32 array`` is float16 there)."""
+    x_is, y_is = isinstance(x, Tensor), isinstance(y, Tensor)
+    if x_is:
         if not isinstance(y, Tensor):
             y = like(y, x)
     elif isinstance(y, Tensor):
@@ -119,13 +124,12 @@ def binary(x, y, op="binary op"):
         else:
             y = convert_to_tensor(y)
     if x.dtype != y.dtype:
-        if not same_kind(x, y):
+        if not same_kind(x, y) or x_is and y_is:
             mismatch(op, x, y)
-        dt = np.result_type(x.dtype, y.dtype)
-        if x.dtype != dt:
-            x = cast(x, dt)
-        if y.dtype != dt:
-            y = cast(y, dt)
+        if y_is:  # x was a NumPy value: it takes the tensor's dtype
+            x = cast(x, y.dtype)
+        else:  # y was not a tensor (nor was x, perhaps: then x's dtype is the first's)
+            y = cast(y, x.dtype)
     return x, y
 
 

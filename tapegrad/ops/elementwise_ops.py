@@ -63,6 +63,10 @@ def divide(x, y, name=None):
     dtype('float32')
     """
     if type(x) is not Tensor or type(y) is not Tensor or x.dtype != y.dtype:
+        if isinstance(x, Tensor) and isinstance(y, Tensor) and x.dtype != y.dtype:
+            # TensorFlow's truediv checks the dtypes before any kernel: a TypeError
+            raise TypeError(f"`x` and `y` must have the same dtype, got tf.{x.dtype.name} != "
+                            f"tf.{y.dtype.name}.")
         x, y = binary(x, y, "div")
     if x.dtype.kind == "b":
         raise TypeError("Invalid dtype bool in divide: expected a number (TensorFlow's "

@@ -18,6 +18,7 @@ from tapegrad.ops import math_ops
 from tapegrad.ops._convert import axis1, binary
 from tapegrad.ops._convert import matrices as _matrices
 from tapegrad.ops._convert import tensor as _tensor
+from tapegrad.ops._kinds import mismatch
 from tapegrad.ops.array_ops import eye
 from tapegrad.primitives import linalg, solvers
 from tapegrad.primitives import shape as shape_prims
@@ -266,6 +267,10 @@ def einsum(equation, *inputs, **kwargs):
     if not inputs:
         raise ValueError("einsum: needs at least one operand.")
     xs = [_tensor(x) for x in inputs]
+    for i, x in enumerate(xs[1:], 1):  # one dtype: TensorFlow promotes none (float16, float32)
+        if x.dtype != xs[0].dtype and isinstance(inputs[i], Tensor) and \
+                isinstance(inputs[0], Tensor):
+            mismatch("Einsum", xs[0], x)
     dt = np.result_type(*[x.dtype for x in xs])
     xs = [array_ops.cast(x, dt) for x in xs]
     ins, out = _parse_einsum(equation, [x.shape for x in xs])

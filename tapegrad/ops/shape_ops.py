@@ -30,6 +30,9 @@ def cast(x, dtype, name=None):
     [1]
     """
     x = tensor(x)
+    if isinstance(dtype, Tensor):  # tf.cast(x, x): TensorFlow takes no tensor as a dtype
+        raise TypeError(f"Cannot convert the argument `type_value`: {dtype!r} to a "
+                        "TensorFlow DType.")
     dtype = _dt.as_dtype(dtype)
     if x.dtype == dtype:
         return x
@@ -154,14 +157,25 @@ def concat(values, axis, name=None):
     >>> tf.concat([[1.0], [2.0, 3.0]], 0).numpy().tolist()
     [1.0, 2.0, 3.0]
     """
+    values = list(values) if not isinstance(values, Tensor) else values
     xs = _tensors_like(values)
     if not xs:
         raise ValueError("concat: needs at least one tensor.")
-    for x in xs[1:]:  # one kind (TensorFlow's error for int with float, bool with int...)
-        if not same_kind(xs[0], x):
-            mismatch("ConcatV2", xs[0], x)
-    dt = np.result_type(*[x.dtype for x in xs])  # of one kind: NumPy's promotion (README)
-    xs = [cast(x, dt) for x in xs]
+    # one dtype: the first tensor's; other values (lists, NumPy arrays) are converted to it,
+    # a tensor of another dtype is TensorFlow's error (it has no promotion, not even of
+    # float16 with float32), and so is a list that does not convert (TypeError)
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    dt = xs[0].dtype if first is None else first.dtype
+    out = []
+    for v, x in zip(values, xs):
+        if x.dtype != dt:
+            if isinstance(v, Tensor) or not same_kind(xs[0] if first is None else first, x):
+                if not isinstance(v, (Tensor, np.ndarray, np.generic)):
+                    raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype {dt.name}")
+                mismatch("ConcatV2", xs[0] if first is None else first, x)
+            x = cast(x, dt)
+        out.append(x)
+    xs = out
     nd = xs[0].ndim
     ax = axis1(axis, nd, "concat")
     for x in xs:

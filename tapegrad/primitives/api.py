@@ -270,6 +270,8 @@ def times(g, y):
             return _wrap(value) if isinstance(g, Tensor) else value
         if y.dtype == g.dtype and y.ndim == 0:
             return y
+    if isinstance(g, Tensor) and isinstance(y, Tensor) and g.dtype != y.dtype:
+        return multiply(g, y)  # the primitive layer promotes (the op layer's * would raise)
     return g * y
 
 
