@@ -34,8 +34,10 @@ def test_grad_matches_central_differences():
 
 
 def test_grad_argnums_and_nested_arguments():
-    def f(a, params, c):
-        return tf.reduce_sum(params["w"] * a) + params["b"][0] * c + tf.reduce_sum(params["b"][1])
+    def f(a, params, c):  # c is float32 (a Python float), the rest float64: TensorFlow
+        # promotes none, the cast is the program's (float64 * float32 raises there)
+        return tf.reduce_sum(params["w"] * a) + params["b"][0] * tf.cast(c, tf.float64) + \
+            tf.reduce_sum(params["b"][1])
     a = RNG.standard_normal(3)
     params = {"w": RNG.standard_normal(3), "b": [np.float64(2.0), RNG.standard_normal(2)]}
     g = tf.grad(f, argnums=1)(a, params, 5.0)

@@ -160,7 +160,8 @@ def test_a_batching_rule_runs_on_the_empty_stack_only_where_nothing_sees_it():
         assert seen == [True, False]
         np.testing.assert_array_equal(tape.gradient(y, x).numpy(), -np.ones((3, 2)))
         # the inner level's value holds the outer level's: the rule's operations meet it
-        out = tf.vmap(lambda a: tf.vmap(lambda b: neg(b + a))(tf.ones((2, 2))))(x)
+        # (x is float64: a float32 operand would be TensorFlow's InvalidArgumentError)
+        out = tf.vmap(lambda a: tf.vmap(lambda b: neg(b + a))(tf.ones((2, 2), tf.float64)))(x)
         assert seen[-1] is False and out.shape == (3, 2, 2)
         np.testing.assert_array_equal(out.numpy(), -1.0 - np.broadcast_to(
             x.numpy()[:, None, :], (3, 2, 2)))

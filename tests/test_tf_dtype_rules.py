@@ -390,3 +390,16 @@ def test_sweep_tensorflow_rejects(op, n, err, dtype):
 def test_sweep_covers_every_op_it_names():
     missing = [op for op, _ in SWEEP if not hasattr(tf.math, op)]
     assert not missing
+
+
+# (session 13) the op names of TensorFlow 2.21's messages for two dtypes, checked there by
+# hand: "cannot compute SelectV2 / MatMul as input ... [Op:...]"
+@pytest.mark.parametrize("f,name", [
+    (lambda a, b: tf.where([[True, False], [False, True]], a, b), "SelectV2"),
+    (tf.matmul, "MatMul"),
+    (tf.linalg.lstsq, "MatMul"),  # TensorFlow forms A^T A first
+])
+def test_two_dtypes_name_tensorflows_op(f, name):
+    a, b = tf.ones((2, 2)), tf.ones((2, 2), tf.float64)
+    with pytest.raises(E, match=name):
+        f(a, b)

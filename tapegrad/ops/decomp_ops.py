@@ -148,7 +148,7 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     >>> tf.linalg.lstsq([[1.0], [1.0]], [[1.0], [3.0]]).numpy().tolist()
     [[2.0]]
     """
-    a, b = binary(matrix, rhs)
+    a, b = binary(matrix, rhs, "MatMul")
     a = _matrices(a, "lstsq", square=False)
     if b.ndim < 2 or b.shape[-2] != a.shape[-2]:
         raise ValueError(f"lstsq: matrix of shape {tuple(a.shape)} and rhs of shape "

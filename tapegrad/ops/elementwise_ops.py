@@ -232,7 +232,7 @@ def where(condition, x=None, y=None, name=None):
         raise ValueError("where: x and y must both be given, or neither.")
     if c.dtype.kind != "b":
         raise TypeError(f"where: condition must be a bool tensor, got {c.dtype.name}.")
-    x, y = binary(x, y)
+    x, y = binary(x, y, "SelectV2")
     return bind(elementwise.where_p, c, x, y)
 
 

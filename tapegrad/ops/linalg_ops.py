@@ -98,7 +98,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         if av.ndim == 2 and bv.ndim == 2 and av.shape[1] == bv.shape[0] \
                 and av.dtype == bv.dtype and av.dtype.kind in "fc":
             return bind(linalg.matmul_p, a, b)
-    a, b = binary(a, b)
+    a, b = binary(a, b, "MatMul")
     if transpose_a and adjoint_a or transpose_b and adjoint_b:
         raise ValueError("Only one of transpose and adjoint can be True for each operand.")
     if transpose_a or adjoint_a:
