@@ -28,7 +28,8 @@ def adam_inputs(shapes, dtype="float32", seed=0):
     xs = [special(s, dtype, seed + k) for k, s in enumerate(shapes * 4)]
     n = len(shapes)
     for k in range(2 * n, 3 * n):  # velocities: mostly non-negative, one NaN, inf, -0.0 each
-        xs[k] = np.abs(xs[k]) * np.where(np.arange(xs[k].size).reshape(xs[k].shape) % 7, 1, -1)
+        signs = np.where(np.arange(xs[k].size).reshape(xs[k].shape) % 7, 1, -1).astype(dtype)
+        xs[k] = np.abs(xs[k]) * signs  # (int signs would make them float64)
     return xs + [np.asarray(0.001, dtype)]
 
 
