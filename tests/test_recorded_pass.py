@@ -315,7 +315,7 @@ def test_watch_accessed_variables_false_on_the_outer_tape():
         return [gv] + outer.gradient(s, [x, v])
 
     rng = np.random.default_rng(8)
-    _compare(step, lambda i: (tf.constant(rng.standard_normal(3)),))
+    _compare(step, lambda i: (tf.constant(rng.standard_normal(3), tf.float32),))
 
 
 def test_custom_gradient_and_control_flow_stay_interpretive():

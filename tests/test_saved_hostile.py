@@ -370,7 +370,7 @@ def test_crafted_params_are_refused(case):
 
 # ---- reproducible files ------------------------------------------------------------------------
 def test_saving_the_same_program_twice_gives_the_same_bytes(tmp_path):
-    w = tf.Variable(np.arange(6.0).reshape(3, 2), name="w")
+    w = tf.Variable(np.arange(6.0, dtype=np.float32).reshape(3, 2), name="w")
     f = tf.function(lambda x: {"b": tf.matmul(x, w), "a": x[:, ::-1] * 2.0})
     cf = f.get_concrete_function(tf.zeros([2, 3]))
     tf.saved.save(cf, tmp_path / "a.tgz")

@@ -120,7 +120,7 @@ def test_xlogy_xdivy_xlog1py_zero_rule_and_tensorflows_gradients():
 def test_entropy_with_xlogy_trains_through_zero_probabilities():
     # H(p) = -sum p log p with p = softmax(w) * mask: masked classes have p = 0 exactly
     w = tf.Variable(np.array([0.3, -1.0, 2.0, 0.0]))
-    mask = tf.constant([1.0, 0.0, 1.0, 1.0])
+    mask = tf.constant([1.0, 0.0, 1.0, 1.0], tf.float64)
     with tf.GradientTape() as t:
         p = tf.nn.softmax(w) * mask
         p = p / tf.reduce_sum(p)
