@@ -14,9 +14,7 @@ from benchmarks import keras_ops_more_reference as more  # noqa: E402
 
 OUT = (pathlib.Path(__file__).resolve().parent.parent / "tests" / "data"
        / "keras_ops_extra_reference.json")
-F = "np.array([-2.5, -0.5, 0.0, 0.5, 1.5, 3.0], 'float32')"
-M = "(np.arange(12, dtype='float32').reshape(3, 4) - 5.0)"
-I = "np.array([3, -1, 2, 0, 7], 'int32')"
+F, M, I = more.F, more.M, more.I  # the same sample arrays as keras_ops_more_reference
 P = "np.array([4, 6, 9, 12], 'int32')"
 N = "np.array([np.nan, np.inf, -np.inf, 1.0, -2.0], 'float32')"
 S = "np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], 'float32')"

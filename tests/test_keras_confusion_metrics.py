@@ -4,7 +4,9 @@ computed here with NumPy."""
 import numpy as np
 import pytest
 
+import tapegrad as tf
 from tapegrad import keras
+from tapegrad.errors import InvalidArgumentError
 
 M = keras.metrics
 rng = np.random.default_rng(7)
@@ -170,6 +172,25 @@ def test_top_k_accuracy_counts_ties_in_and_non_finite_rows_out():
         assert float(M.SparseTopKCategoricalAccuracy(k=k)(labels, p)) == pytest.approx(want)
         assert float(M.TopKCategoricalAccuracy(k=k)(np.eye(4)[labels], p)) == pytest.approx(
             want)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int64])
+def test_top_k_accuracy_takes_float32_scores_only(dtype):
+    # TensorFlow's InTopKV2 kernel has float32 scores alone: Keras 3.15 on TensorFlow 2.21
+    # refuses NumPy float64/float16/int scores (a Python list of floats converts to float32)
+    p = np.array([[0.1, 0.9, 0.8], [0.05, 0.95, 0.0]]).astype(dtype)
+    for metric in (M.SparseTopKCategoricalAccuracy(k=1), M.TopKCategoricalAccuracy(k=2)):
+        labels = np.array([2, 1]) if isinstance(metric, M.SparseTopKCategoricalAccuracy) \
+            else np.eye(3)[[2, 1]]
+        with pytest.raises(InvalidArgumentError, match="InTopKV2"):
+            metric(labels, p)
+    if dtype is np.int64:  # a list of ints converts to int32: refused too
+        with pytest.raises(InvalidArgumentError, match="int32 tensor"):
+            M.SparseTopKCategoricalAccuracy(k=1)(np.array([2, 1]), p.tolist())
+    else:
+        assert float(M.SparseTopKCategoricalAccuracy(k=1)(np.array([2, 1]), p.tolist())) == 0.5
+    # tf.math.in_top_k itself converts NumPy scores to float32, as TensorFlow does
+    assert tf.math.in_top_k([2, 1], p, 2).numpy().tolist() == [True, True]
 
 
 def test_rmse_and_crossentropy_metrics():

@@ -160,8 +160,12 @@ CosineSimilarity = _wrapped("CosineSimilarity", cosine_similarity, "cosine_simil
 def _in_top_k(targets, predictions, k):
     """TensorFlow's ``in_top_k``: fewer than ``k`` classes score strictly higher than the
     target (so ties at the boundary are in); False for a row holding a non-finite score
-    and for a target outside the classes."""
+    and for a target outside the classes. Its kernel takes float32 scores only: float64,
+    float16 and integer scores are refused with TensorFlow's error (a Python list of floats
+    converts to float32)."""
     predictions = tf.convert_to_tensor(predictions)
+    if predictions.dtype != "float32":
+        tf.math.in_top_k(targets, predictions, k)  # raises TensorFlow's InTopKV2 error
     n = predictions.shape[-1]
     targets = tf.cast(targets, "int32")
     inside = (targets >= 0) & (targets < n)
