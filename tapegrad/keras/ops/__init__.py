@@ -21,3 +21,6 @@ from tapegrad.keras.ops.misc import *  # noqa: F401,F403
 from tapegrad.keras.ops.spectral import *  # noqa: F401,F403
 from tapegrad.keras.ops.losses import *  # noqa: F401,F403
 from tapegrad.keras.ops.nn_extra import *  # noqa: F401,F403
+from tapegrad.keras.ops.attention import *  # noqa: F401,F403
+from tapegrad.keras.ops.functional import *  # noqa: F401,F403
+from tapegrad.keras.ops.statistics import *  # noqa: F401,F403
