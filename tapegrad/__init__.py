@@ -41,7 +41,8 @@ from tapegrad.compile import recorded_pass as _recorded_pass  # noqa: F401  (ins
 from tapegrad.transforms.functional import (  # noqa: F401
     grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp)
 from tapegrad.batching.vmap import vectorized_map, vmap  # noqa: F401
-from tapegrad import math, nn, linalg, random, autodiff, bitwise  # noqa: F401
+from tapegrad import math, nn, linalg, random, autodiff, bitwise, strings  # noqa: F401
+from tapegrad.ops.ragged import RaggedTensor  # noqa: F401  (what tf.strings.split returns)
 from tapegrad.util import nest  # noqa: F401
 from tapegrad.compile import TensorSpec, function  # noqa: F401
 from tapegrad.control_flow.ops import cond, while_loop  # noqa: F401

@@ -72,7 +72,7 @@ class TensorSpec:
         shape = "None" if self.shape is None else "(" + ", ".join(
             "None" if s is None else str(s) for s in self.shape) + ("," if len(self.shape) == 1
                                                                    else "") + ")"
-        return f"TensorSpec(shape={shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
+        return f"TensorSpec(shape={shape}, dtype=tf.{_dt.name(self.dtype)}, name={self.name!r})"
 
 
 def shape_compatible(spec_shape, shape):

@@ -66,8 +66,12 @@ class Tensor:
         return "/job:localhost/replica:0/task:0/device:CPU:0"
 
     def numpy(self):
-        """The value as a NumPy array (a copy, so the tensor stays immutable)."""
-        return np.array(self._value)
+        """The value as a NumPy array (a copy, so the tensor stays immutable); a scalar
+        string is its ``bytes``, as in TensorFlow."""
+        v = self._value
+        if v.dtype.kind == "O" and v.ndim == 0:
+            return v[()]
+        return np.array(v)
 
     def get_shape(self):
         return self.shape
@@ -132,7 +136,7 @@ class Tensor:
         body = np.array2string(v, separator=" ") if v.ndim else repr(v.item())
         if v.ndim > 1:
             body = "\n" + body
-        return f"tapegrad.Tensor({body}, shape={tuple(self.shape)}, dtype={self.dtype.name})"
+        return f"tapegrad.Tensor({body}, shape={tuple(self.shape)}, dtype={_dt.name(self.dtype)})"
 
     __str__ = __repr__
 
@@ -246,7 +250,7 @@ class Variable(Tensor):
             # a scalar's snapshot holds a NumPy scalar: the recorded arithmetic on it skips
             # the ufunc machinery of 0-d arrays (the same values, ~0.8 us less an operation)
             val = _new(Tensor)  # Tensor._wrap, inlined
-            val._value = v[()] if v.ndim == 0 else v
+            val._value = v[()] if v.ndim == 0 and v.dtype.kind != "O" else v
             for interp in st.readers:  # recorders: they return ``val`` itself
                 interp.read_variable(self, val)
             # stamped after the readers: a tape that began watching this variable just now
@@ -321,7 +325,7 @@ class Variable(Tensor):
         v = np.asarray(self._value)
         body = np.array2string(v, separator=" ") if v.ndim else repr(v.item())
         return (f"<tapegrad.Variable '{self.name}' shape={tuple(self.shape)} "
-                f"dtype={self.dtype.name}, numpy={body}>")
+                f"dtype={_dt.name(self.dtype)}, numpy={body}>")
 
     __str__ = __repr__
 
@@ -381,8 +385,13 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         return hooks.stack([convert_to_tensor(v, dtype=dtype) for v in value])
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         arr = np.asarray(value)
-        if arr.dtype == object:
-            arr = _object_array(arr)
+        if arr.dtype.kind in "OUS":
+            if dtype is None or dtype.kind == "O":
+                return Tensor._wrap(_bytes_array(arr))
+            if arr.dtype == object:
+                arr = _object_array(arr)
+        elif dtype is not None and dtype.kind == "O":
+            _not_strings(value)
         if dtype is not None and arr.dtype != dtype:
             arr = _safe_cast(arr, dtype, value)
         return Tensor._wrap(arr)
@@ -393,7 +402,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         raise ValueError("Attempt to convert a value (None) with an unsupported type "
                          "(<class 'NoneType'>) to a Tensor.")
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"Cannot convert {value!r} to a numeric tensor.")
+        if dtype is not None and dtype.kind != "O":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype "
+                            f"{_dt.name(dtype)}")
+        return Tensor._wrap(_bytes_array(np.array(value, dtype=object)))
     if STATE.stack.tracers and holds_size(value):  # a size that is symbolic in this trace
         t = sized_constant(value, dtype or _dt.as_dtype(dtype_hint) or _dt.int32)
         if t is not None:
@@ -407,6 +419,16 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if arr.dtype == object or arr.dtype.kind in "uUSf":
         _check_python_values(value, arr, dtype)
     want = dtype or _dt.as_dtype(dtype_hint)
+    if arr.dtype.kind in "US":  # Python strings: TensorFlow's bytes, whatever their kind
+        if want is not None and want.kind != "O":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype "
+                            f"{_dt.name(want)}")
+        return Tensor._wrap(_bytes_array(np.array(list(_flat(value)), dtype=object)
+                                         .reshape(arr.shape)))
+    if want is not None and want.kind == "O" and (arr.size or dtype is not None):
+        if arr.size:
+            _not_strings(value)
+        return Tensor._wrap(arr.astype(object))
     inferred = want is None
     first = _first_leaf(value) if isinstance(value, (list, tuple)) else value
     if arr.dtype.kind == "c" and not _is_complex(first):
@@ -468,12 +490,32 @@ def _check_python_values(value, arr, dtype):
     flat = list(_flat(value))
     if kind == "u" or any(type(v) is int and not -2**63 <= v < 2**63 for v in flat):
         raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
-    if kind in "US" and not (all(isinstance(v, str) for v in flat)
-                             or all(isinstance(v, bytes) for v in flat)):
+    if kind in "US" and not all(isinstance(v, (str, bytes)) for v in flat):
         raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
     if kind == "O":
         raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} "
                         "to a tensor: elements must be numbers of one nesting depth.")
+
+
+def _bytes_array(arr):
+    """A string array (NumPy str, bytes or object) as ``tf.string``'s object array of
+    bytes, str encoded as UTF-8; objects that are not strings are refused, as in TensorFlow."""
+    out = np.empty(arr.shape, dtype=object)
+    flat = out.reshape(-1)  # a view: filling it fills ``out``
+    for i, v in enumerate(arr.reshape(-1).tolist()):
+        if isinstance(v, str):
+            v = v.encode("utf-8")
+        elif not isinstance(v, bytes):
+            raise ValueError("Failed to convert a NumPy array to a Tensor (Unsupported "
+                             f"object type {type(v).__name__}).")
+        flat[i] = v
+    return out
+
+
+def _not_strings(value):
+    if isinstance(value, (list, tuple)):
+        value = list(_flat(value))[0]
+    raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype string")
 
 
 def _object_array(arr):

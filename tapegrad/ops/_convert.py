@@ -26,7 +26,7 @@ def tensor(x, dtype=None):
         if dtype is not None and x.dtype != dtype:
             return cast(x, dtype)
         return x
-    if dtype is None and type(x) is np.ndarray:
+    if dtype is None and type(x) is np.ndarray and x.dtype.kind not in "OUS":
         return _wrap(x)  # arrays keep their dtype; derivative rules pass arrays here often
     return convert_to_tensor(x, dtype=dtype)
 
@@ -47,6 +47,8 @@ def like(v, t):
             return c
     if isinstance(v, (bool, int, float)) and not holds_size(v):
         dt = t.dtype
+        if dt.kind == "O":  # a number is no string (TensorFlow converts it to none)
+            raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype string")
         # isinstance, not type(v) is float: np.float64 subclasses float, and its zeros must not
         # share a key either (np.float64(0.0) once got a cached -0.0, so 1 / it was -inf)
         key = (type(v), v, dt) if v or not isinstance(v, float) else _zero_key(v, dt)
@@ -66,11 +68,13 @@ def like(v, t):
         return c
     if isinstance(v, np.generic) and v.dtype.kind in "biuf" and t.dtype.kind in "biufc":
         return _numpy_scalar_like(v, t.dtype)
-    if isinstance(v, (np.ndarray, np.generic)):
+    if isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind not in "OUS":
         return _wrap(np.asarray(v))
     if v is None:
         raise ValueError("Attempt to convert a value (None) with an unsupported type "
                          "(<class 'NoneType'>) to a Tensor.")
+    if isinstance(v, (str, bytes)):  # only beside a string tensor (TensorFlow's TypeError)
+        return convert_to_tensor(v, dtype=t.dtype)
     try:
         return convert_to_tensor(v, dtype=t.dtype)
     except (TypeError, ValueError):

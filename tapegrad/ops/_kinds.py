@@ -27,7 +27,7 @@ BOOL = "b"             # logical_and, logical_or, logical_xor, logical_not, redu
 def tf_name(dtype):
     """TensorFlow's name of a dtype in its error messages (float32 is 'float')."""
     name = np.dtype(dtype).name
-    return _TF.get(name, name)
+    return "string" if name == "object" else _TF.get(name, name)
 
 
 def require(x, kinds, op, missing=""):

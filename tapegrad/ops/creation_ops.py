@@ -22,6 +22,16 @@ def _dtype(dtype, default=_dt.float32):
     return _dt.as_dtype(dtype) or default
 
 
+def _filled(shape, value, dtype):
+    """``full``, where a string tensor's zero is the empty string and it has no one."""
+    if dtype.kind == "O":
+        if value:
+            raise InvalidArgumentError("Value for attr 'T' of string is not in the list of "
+                                       "allowed values (ones of a string dtype) [Op:OnesLike]")
+        return _wrap(np.full(shape, b"", dtype=object))
+    return _full(shape, value, dtype)
+
+
 def zeros(shape, dtype=_dt.float32, name=None):
     """A tensor of zeros.
 
@@ -29,24 +39,24 @@ def zeros(shape, dtype=_dt.float32, name=None):
     >>> tf.zeros([2]).numpy().tolist()
     [0.0, 0.0]
     """
-    return _full(static_shape(shape), 0, _dtype(dtype))
+    return _filled(static_shape(shape), 0, _dtype(dtype))
 
 
 def ones(shape, dtype=_dt.float32, name=None):
     """A tensor of ones."""
-    return _full(static_shape(shape), 1, _dtype(dtype))
+    return _filled(static_shape(shape), 1, _dtype(dtype))
 
 
 def zeros_like(input, dtype=None, name=None):
     """Zeros with the shape (and dtype) of ``input``."""
     x = tensor(input)
-    return _full(x.shape, 0, _dt.as_dtype(dtype) or x.dtype)
+    return _filled(x.shape, 0, _dt.as_dtype(dtype) or x.dtype)
 
 
 def ones_like(input, dtype=None, name=None):
     """Ones with the shape (and dtype) of ``input``."""
     x = tensor(input)
-    return _full(x.shape, 1, _dt.as_dtype(dtype) or x.dtype)
+    return _filled(x.shape, 1, _dt.as_dtype(dtype) or x.dtype)
 
 
 def fill(dims, value, name=None):
@@ -181,6 +191,9 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, 
     """
     from tapegrad.primitives import elementwise
     i = tensor(indices)
+    if i.dtype.kind == "O":  # (TensorFlow's kernel check for strings; floats: TypeError)
+        raise InvalidArgumentError("Value for attr 'TI' of string is not in the list of "
+                                   "allowed values: uint8, int8, int32, int64 [Op:OneHot]")
     if i.dtype.kind not in "iu":
         raise TypeError(f"Value for attr 'TI' of {i.dtype.name} is not in the list of allowed "
                         "values: uint8, int8, int32, int64 (one_hot indices must be integers).")

@@ -6,8 +6,8 @@ from tapegrad.core.dispatch import bind
 from tapegrad.core.tensor import Tensor
 from tapegrad.errors import InvalidArgumentError, NotFoundError
 from tapegrad.ops._convert import binary, cast, tensor
-from tapegrad.ops._kinds import (BOOL, FLOAT_FNS, FLOATS, NUMBERS, REAL, SIGNED, require,
-                                 require_bool)
+from tapegrad.ops._kinds import (BOOL, FLOAT_FNS, FLOATS, NUMBERS, REAL, SIGNED, mismatch,
+                                 require, require_bool)
 from tapegrad.primitives import elementwise
 
 
@@ -29,16 +29,22 @@ def _unary(prim, doc, kinds=NUMBERS, missing=""):
     return op
 
 
-def _binary_op(prim, doc, kinds=NUMBERS, missing=""):
-    """The op of a two-input primitive: one dtype (``binary``), of the kinds ``kinds``."""
+def _binary_op(prim, doc, kinds=NUMBERS, missing="", strings=None):
+    """The op of a two-input primitive: one dtype (``binary``), of the kinds ``kinds``
+    (``strings``: the function of two string tensors, where it has one)."""
     def op(x, y, name=None):
         if type(x) is Tensor and type(y) is Tensor:  # the common case: concrete, one dtype
             d = x._value.dtype
             if d == y._value.dtype and d.kind in kinds:
                 return bind(prim, x, y)
+        if strings is not None and isinstance(x, Tensor) and x.dtype.kind == "O" and \
+                isinstance(y, (int, float)):  # TensorFlow converts the number, then refuses
+            mismatch(prim.name, x, tensor(y))
         if type(x) is not Tensor or type(y) is not Tensor or x.dtype != y.dtype:
             x, y = binary(x, y, prim.name)
         if x.dtype.kind not in kinds:
+            if strings is not None and x.dtype.kind == "O":
+                return strings(x, y)
             if kinds == BOOL:
                 require_bool(x, prim.name)
             if x.dtype.kind not in kinds:
@@ -50,8 +56,18 @@ def _binary_op(prim, doc, kinds=NUMBERS, missing=""):
 
 
 # ---- elementwise --------------------------------------------------------------------------
-add = _binary_op(elementwise.add_p, "x + y, with broadcasting.\n\n>>> import tapegrad as tf\n"
-                 ">>> float(tf.add(1.0, 2.0))\n3.0")
+def _concatenate(x, y):
+    """String tensors' ``+``: each pair of strings joined, with broadcasting (eagerly: a
+    generated program computes no strings)."""
+    if x._symbolic or y._symbolic:
+        raise NotImplementedError("Adding string tensors inside tf.function is not "
+                                  "supported in tapegrad; call it eagerly.")
+    return Tensor._wrap(np.asarray(np.add(x._value, y._value), dtype=object))
+
+
+add = _binary_op(elementwise.add_p, "x + y, with broadcasting (of strings, their "
+                 "concatenation).\n\n>>> import tapegrad as tf\n"
+                 ">>> float(tf.add(1.0, 2.0))\n3.0", strings=_concatenate)
 subtract = _binary_op(elementwise.sub_p, "x - y, with broadcasting.")
 multiply = _binary_op(elementwise.mul_p, "x * y, with broadcasting.")
 def divide(x, y, name=None):
@@ -117,8 +133,8 @@ floormod = _binary_op(elementwise.mod_p, "x mod y, with the sign of y (Python's 
 mod = floormod
 floordiv = _binary_op(elementwise.floordiv_p, "Floor division x // y (no gradient).", REAL,
                       missing="c")
-equal = _binary_op(elementwise.equal_p, "x == y elementwise (bool).", "biufc")
-not_equal = _binary_op(elementwise.not_equal_p, "x != y elementwise (bool).", "biufc")
+equal = _binary_op(elementwise.equal_p, "x == y elementwise (bool).", "biufcO")
+not_equal = _binary_op(elementwise.not_equal_p, "x != y elementwise (bool).", "biufcO")
 less = _binary_op(elementwise.less_p, "x < y elementwise (bool).", REAL)
 less_equal = _binary_op(elementwise.less_equal_p, "x <= y elementwise (bool).", REAL)
 greater = _binary_op(elementwise.greater_p, "x > y elementwise (bool).", REAL)

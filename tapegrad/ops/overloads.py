@@ -18,6 +18,7 @@ from tapegrad.primitives import elementwise
 _NUMBER = (int, float)
 _PLAIN = (Tensor, Variable)  # concrete values (a Variable is read by bind)
 _BOOL = np.dtype(bool)
+_STRING = np.dtype(object)  # tf.string: only + (concatenation) of its arithmetic
 _wrap = Tensor._wrap
 
 
@@ -27,22 +28,25 @@ def _fast(prim, general):
     def op(self, other):
         if type(other) in _PLAIN and type(self) in _PLAIN:  # the hottest case, no properties
             a, b = self._value.dtype, other._value.dtype
-            if (a is b or a == b) and a is not _BOOL:
+            if (a is b or a == b) and a is not _BOOL and a is not _STRING:
                 return bind(prim, self, other)
         elif type(other) in _NUMBER:  # (a bool tensor refuses them in like)
+            if self._value.dtype is _STRING:  # TensorFlow's error, from the op
+                return general(self, other)
             return bind(prim, self, like(other, self))
         elif isinstance(other, Tensor):
-            if other.dtype == self.dtype and other.dtype is not _BOOL:
+            if other.dtype == self.dtype and other.dtype.kind not in "bO":
                 return bind(prim, self, other)
         elif type(other) is np.ndarray and other.dtype == self.dtype and \
-                other.dtype is not _BOOL:
+                other.dtype.kind not in "bO":
             return bind(prim, self, _wrap(other))
         return general(self, other)
 
     def rop(self, other):
         if type(other) in _NUMBER:
             return bind(prim, like(other, self), self)
-        if type(other) is np.ndarray and other.dtype == self.dtype and other.dtype is not _BOOL:
+        if type(other) is np.ndarray and other.dtype == self.dtype and \
+                other.dtype.kind not in "bO":
             return bind(prim, _wrap(other), self)
         return general(other, self)
     return op, rop

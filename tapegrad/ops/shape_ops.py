@@ -36,6 +36,9 @@ def cast(x, dtype, name=None):
     dtype = _dt.as_dtype(dtype)
     if x.dtype == dtype:
         return x
+    if x.dtype.kind == "O" or dtype.kind == "O":  # tf.strings.to_number / as_string do
+        raise UnimplementedError(f"Cast {_dt.name(x.dtype)} to {_dt.name(dtype)} is not "
+                                 "supported [Op:Cast]")
     return _cast(x, dtype)
 
 
@@ -286,6 +289,13 @@ def pad(tensor_, paddings, mode="CONSTANT", constant_values=0, name=None):
                          f"tensor of shape {tuple(x.shape)}, got {p.tolist()}.")
     pads = tuple((int(a), int(b)) for a, b in p)
     mode = mode.upper()
+    if mode == "CONSTANT" and x.dtype.kind == "O":  # strings pad with b"" (eagerly)
+        fill = convert_to_tensor(b"" if constant_values == 0 else constant_values,
+                                 dtype=x.dtype)
+        out = np.full(tuple(n + lo + hi for n, (lo, hi) in zip(x._raw_shape, pads)),
+                      fill.numpy(), dtype=object)
+        out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x._raw_shape, pads))] = x._value
+        return _wrap(out)
     if mode == "CONSTANT":
         return bind(shape_prims.pad_p, x, paddings=pads, constant_values=float(constant_values))
     if mode not in ("REFLECT", "SYMMETRIC"):

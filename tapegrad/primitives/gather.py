@@ -184,8 +184,15 @@ def _index_add_batch(args, batched, *, index, shape):
     return index_add_p.bind_raw(g, index=index.shifted(), shape=(args[0].shape[0],) + tuple(shape))
 
 
+def _getitem(x, index):
+    out = x[index.key]
+    if x.dtype.kind == "O" and type(out) is not np.ndarray:
+        out = np.array(out, dtype=object)  # one string: a 0-d array, not the bytes itself
+    return out
+
+
 getitem_p = Primitive(
-    "getitem", lambda x, index: x[index.key], nin=1,
+    "getitem", _getitem, nin=1,
     abstract=lambda x, *, index: (index_shape(x.shape, index.key), x.dtype),
     validate=lambda x, *, index: _check_index("getitem", index, x.shape),
     vjp=(lambda g, ans, x, *, index: index_add_p.bind_raw(g, index=index, shape=tuple(x.shape)),),

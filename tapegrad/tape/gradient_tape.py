@@ -17,6 +17,7 @@ import weakref
 from tapegrad.primitives.api import convert_to_tensor, is_unit
 from tapegrad.primitives.variables import read_variable_p
 from tapegrad.core.state import STATE, Interpreter
+from tapegrad.core import dtypes as _dt
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.tape.backward import backward
 from tapegrad.tape.tape_jacobian import JacobianMethods
@@ -114,7 +115,7 @@ class GradientTape(JacobianMethods, Interpreter):
                     "tf.Variable or ExtensionType.")
             if not _is_float(t):
                 warnings.warn(f"The dtype of the watched tensor must be floating (e.g. "
-                              f"tf.float32), got tf.{t.dtype.name}", stacklevel=2)
+                              f"tf.float32), got tf.{_dt.name(t.dtype)}", stacklevel=2)
                 continue
             self._watch(t)
 
@@ -354,7 +355,7 @@ class GradientTape(JacobianMethods, Interpreter):
             if not _is_float(t):
                 warnings.warn(f"The dtype of the target tensor must be floating (e.g. "
                               f"tf.float32) when calling GradientTape.gradient, got "
-                              f"tf.{t.dtype.name}", stacklevel=2)
+                              f"tf.{_dt.name(t.dtype)}", stacklevel=2)
                 continue
             if og is None:
                 g = _ones_like(t)
@@ -371,7 +372,7 @@ class GradientTape(JacobianMethods, Interpreter):
             if not ok:
                 warnings.warn(f"The dtype of the source tensor must be floating (e.g. "
                               f"tf.float32) when calling GradientTape.gradient, got "
-                              f"tf.{s.dtype.name}", stacklevel=2)
+                              f"tf.{_dt.name(s.dtype)}", stacklevel=2)
             good.append(ok)
         # Only what this tape watched (or recorded) has a gradient, and a target that is
         # also a source (its own cotangent): a tensor the tape never saw gives None even where a

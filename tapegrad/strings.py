@@ -1,0 +1,7 @@
+"""``tf.strings``: functions of string tensors (``tapegrad/ops/string_ops.py``).
+
+>>> import tapegrad as tf
+>>> tf.strings.upper(tf.strings.strip("  hi ")).numpy()
+b'HI'
+"""
+from tapegrad.ops.string_ops import *  # noqa: F401,F403
