@@ -15,3 +15,7 @@ class UnimplementedError(NotImplementedError):
 
 class NotFoundError(LookupError):
     """No kernel (or entity) exists for the request, e.g. a scatter max of booleans."""
+
+
+class FailedPreconditionError(RuntimeError):
+    """The state an operation needs is not ready (a lookup table with no vocabulary yet)."""

@@ -112,7 +112,10 @@ def standardize_dtype(dtype):
         return _FLOATX
     if isinstance(dtype, str) and dtype in ("float", "int"):
         return _FLOATX if dtype == "float" else "int32"
-    return np.dtype(dtype).name
+    if isinstance(dtype, str) and dtype == "string":
+        return dtype
+    d = np.dtype(dtype)
+    return "string" if d.kind in "OUS" else d.name  # tf.string: object arrays of bytes
 
 
 def is_float_dtype(dtype):

@@ -31,7 +31,7 @@ def _fast(prim, general):
             if (a is b or a == b) and a is not _BOOL and a is not _STRING:
                 return bind(prim, self, other)
         elif type(other) in _NUMBER:  # (a bool tensor refuses them in like)
-            if self._value.dtype is _STRING:  # TensorFlow's error, from the op
+            if self.dtype.kind == "O":  # a string tensor: TensorFlow's error, from the op
                 return general(self, other)
             return bind(prim, self, like(other, self))
         elif isinstance(other, Tensor):

@@ -4,6 +4,8 @@ from tapegrad.keras.layers.attention import EinsumDense, MultiHeadAttention  # n
 from tapegrad.keras.layers.base import Layer  # noqa: F401
 from tapegrad.keras.layers.categorical import CategoryEncoding, Discretization  # noqa: F401
 from tapegrad.keras.layers.lookup import IntegerLookup  # noqa: F401
+from tapegrad.keras.layers.string_lookup import StringLookup  # noqa: F401
+from tapegrad.keras.layers.text_vectorization import TextVectorization  # noqa: F401
 from tapegrad.keras.layers.dot_attention import AdditiveAttention, Attention  # noqa: F401
 from tapegrad.keras.layers.convolutional import (  # noqa: F401
     Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Convolution1D,

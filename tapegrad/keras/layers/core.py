@@ -238,7 +238,9 @@ class InputLayer(Layer):
             shape = kwargs.pop("input_shape")
         if "batch_input_shape" in kwargs:
             batch_shape = kwargs.pop("batch_input_shape")
-        super().__init__(name=name, dtype=dtype, **kwargs)
+        string = dtype is not None and backend.standardize_dtype(dtype) == "string"
+        # (a string input has the default policy, as in Keras: no float dtype computes it)
+        super().__init__(name=name, dtype=None if string else dtype, **kwargs)
         if shape is not None and batch_shape is not None:
             raise ValueError("You cannot pass both `shape` and `batch_shape` at the same "
                              "time.")
@@ -266,7 +268,8 @@ class InputLayer(Layer):
         return self._batch_shape
 
     def get_config(self):
-        return {"batch_shape": list(self._batch_shape), "dtype": self.output.dtype.name,
+        return {"batch_shape": list(self._batch_shape),
+                "dtype": backend.standardize_dtype(self.output.dtype),
                 "sparse": False, "name": self.name}
 
     def call(self, inputs):

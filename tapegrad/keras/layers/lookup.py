@@ -4,8 +4,9 @@ or to one-hot, multi-hot, count or TF-IDF vectors over the vocabulary.
 Index layout as in Keras: the mask token's index 0 (``mask_token`` set, ``output_mode``
 "int"), then ``num_oov_indices`` out-of-vocabulary indices (an unknown token ``t`` gets
 ``floormod(t, num_oov_indices)`` among them), then the vocabulary in order. ``adapt``
-orders the tokens it sees by count, ties by the larger token first. (tapegrad tensors hold
-no strings, so there is no ``StringLookup`` or ``TextVectorization``.)
+orders the tokens it sees by count, ties by the larger token first. ``StringLookup``
+(keras/layers/string_lookup.py) is this layer over string tokens: it overrides the hooks
+that convert, name and look up tokens (``_tokens``, ``_token``, ``_lookup``).
 
 >>> import numpy as np
 >>> from tapegrad import keras
@@ -42,6 +43,8 @@ def _int_array(values, what):
 class IntegerLookup(Layer):
     """Integer tokens to indices in a vocabulary (given, or learned by ``adapt``)."""
 
+    _kind = "IntegerLookup"  # the layer's name in Keras's messages
+
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1,
                  vocabulary=None, vocabulary_dtype="int64", idf_weights=None, invert=False,
                  output_mode="int", sparse=False, pad_to_max_tokens=False,
@@ -49,11 +52,12 @@ class IntegerLookup(Layer):
         frozen = kwargs.pop("vocabulary_size", None)
         kwargs.pop("has_input_vocabulary", None)
         super().__init__(name=name, **kwargs)
+        kind = self._kind
         if max_tokens is not None and max_tokens <= 1:
-            raise ValueError("If `max_tokens` is set for `IntegerLookup`, it must be "
+            raise ValueError(f"If `max_tokens` is set for `{kind}`, it must be "
                              f"greater than 1. Received: max_tokens={max_tokens}")
         if num_oov_indices < 0:
-            raise ValueError("The value of `num_oov_indices` argument for `IntegerLookup` "
+            raise ValueError(f"The value of `num_oov_indices` argument for `{kind}` "
                              f"must >= 0. Received: num_oov_indices={num_oov_indices}")
         if vocabulary_dtype != "int64":
             raise ValueError("Only `vocabulary_dtype='int64'` is supported at this time. "
@@ -71,7 +75,7 @@ class IntegerLookup(Layer):
                                       "strings); use oov_method='floormod'.")
         output_mode = {"binary": "multi_hot", "tf-idf": "tf_idf"}.get(output_mode, output_mode)
         if output_mode not in MODES:
-            raise ValueError("Unknown value for `output_mode` argument of IntegerLookup. "
+            raise ValueError(f"Unknown value for `output_mode` argument of {kind}. "
                              f"Allowed values are: {MODES}. Received: output_mode="
                              f"{output_mode}")
         if invert and output_mode != "int":
@@ -82,7 +86,7 @@ class IntegerLookup(Layer):
                 raise ValueError("`sparse` may only be true if `output_mode` is "
                                  "`'one_hot'`, `'multi_hot'`, `'count'` or `'tf_idf'`. "
                                  f"Received: sparse={sparse} and output_mode={output_mode}")
-            raise NotImplementedError("IntegerLookup(sparse=True) is not implemented in "
+            raise NotImplementedError(f"{kind}(sparse=True) is not implemented in "
                                       "tapegrad (no sparse tensors).")
         if idf_weights is not None and output_mode != "tf_idf":
             raise ValueError("`idf_weights` should only be set if `output_mode` is "
@@ -92,17 +96,35 @@ class IntegerLookup(Layer):
         self.mask_token, self.oov_token, self.output_mode = mask_token, oov_token, output_mode
         self.sparse, self.pad_to_max_tokens = sparse, pad_to_max_tokens
         self.vocabulary_dtype, self.oov_method, self.salt = vocabulary_dtype, oov_method, salt
-        self.input_vocabulary = None if vocabulary is None else [
-            int(v) for v in _int_array(vocabulary, "vocabulary").reshape(-1)]
+        self.input_vocabulary = vocabulary if vocabulary is None or isinstance(
+            vocabulary, str) else [self._token(v) for v in
+                                   self._tokens(vocabulary, "vocabulary").reshape(-1)]
         self.input_idf_weights = idf_weights
         self._has_input_vocabulary = vocabulary is not None
-        self._tokens, self._idf, self._counts = np.zeros(0, np.int64), None, None
+        self._vocab, self._idf, self._counts = self._tokens([], "vocabulary"), None, None
         self._frozen_vocab_size = frozen
         if output_mode == "tf_idf" and vocabulary is not None and idf_weights is None:
             raise ValueError("When specifying the `vocabulary` argument, in TF-IDF output "
                              "mode, the `idf_weights` argument must also be provided.")
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
+
+    # ---- the token hooks (StringLookup overrides them) ------------------------------------
+    def _tokens(self, values, what):
+        """``values`` as a flat-able NumPy array of tokens (int64 here)."""
+        return _int_array(values, what)
+
+    def _token(self, t):
+        """A token as ``get_vocabulary`` and ``get_config`` show it."""
+        return int(t)
+
+    def _key(self, token):
+        """A special token (mask, OOV) as an element of the token array."""
+        return token
+
+    def _read_file(self, path):
+        raise NotImplementedError(f"{self._kind}: a vocabulary file is not supported in "
+                                  "tapegrad; pass the tokens as a list or array.")
 
     # ---- the index layout ------------------------------------------------------------------
     def _oov_start_index(self):
@@ -113,13 +135,13 @@ class IntegerLookup(Layer):
 
     def vocabulary_size(self):
         """The vocabulary's size, mask and OOV indices included."""
-        return len(self._tokens) + self._token_start_index()
+        return len(self._vocab) + self._token_start_index()
 
     def get_vocabulary(self, include_special_tokens=True):
         """The tokens in index order (the mask and OOV tokens first, unless
         ``include_special_tokens=False``)."""
         vocab = ([self.oov_token] * self._token_start_index()
-                 + [int(t) for t in self._tokens])
+                 + [self._token(t) for t in self._vocab])
         if self.mask_token is not None and self.output_mode == "int":
             vocab[0] = self.mask_token
         return vocab if include_special_tokens else vocab[self._token_start_index():]
@@ -134,25 +156,25 @@ class IntegerLookup(Layer):
                              f"`'tf_idf'`. Received: output_mode={self.output_mode} and "
                              f"idf_weights={idf_weights}")
         if isinstance(vocabulary, str):
-            raise NotImplementedError("IntegerLookup: a vocabulary file is not supported "
-                                      "in tapegrad; pass the tokens as a list or array.")
-        vocabulary = _int_array(vocabulary, "vocabulary").reshape(-1)
+            vocabulary = self._read_file(vocabulary)
+        vocabulary = self._tokens(vocabulary, "vocabulary").reshape(-1)
         if vocabulary.size == 0:
             raise ValueError(f"Cannot set an empty vocabulary. Received: "
                              f"vocabulary={vocabulary}")
         start = self._token_start_index()
         special = [self.mask_token] * self._oov_start_index() + \
             [self.oov_token] * self.num_oov_indices
-        found_special = list(vocabulary[:start]) == special
+        found_special = list(vocabulary[:start]) == [self._key(t) for t in special]
         tokens = vocabulary[start:] if found_special else vocabulary
-        repeated = [int(t) for t, c in collections.Counter(tokens.tolist()).items() if c > 1]
+        repeated = [self._token(t) for t, c in collections.Counter(tokens.tolist()).items()
+                    if c > 1]
         if repeated:
             raise ValueError("The passed vocabulary has at least one repeated term. Please "
                              "uniquify your dataset. The repeated terms are: "
                              f"{repeated}")
         for token, what in ((self.mask_token, "mask_token"),
                             (self.oov_token if self.invert else None, "oov_token")):
-            if token is not None and token in tokens:
+            if token is not None and self._key(token) in tokens.tolist():
                 raise ValueError(
                     f"Found reserved {'mask' if what == 'mask_token' else 'OOV'} token at "
                     "unexpected location in `vocabulary`. Note that passed `vocabulary` "
@@ -160,12 +182,12 @@ class IntegerLookup(Layer):
                     "mask and OOV tokens, or include them only at the start of the "
                     f"vocabulary in precisely this order: {special}. Received: "
                     f"{what}={token} at vocabulary index "
-                    f"{np.argwhere(vocabulary == token)[-1]}")
+                    f"{np.argwhere(vocabulary == self._key(token))[-1]}")
         if self.max_tokens is not None and start + len(tokens) > self.max_tokens:
             raise ValueError("Attempted to set a vocabulary larger than the maximum vocab "
                              f"size. Received vocabulary size is {start + len(tokens)}; "
                              f"`max_tokens` is {self.max_tokens}.")
-        self._tokens = np.asarray(tokens, np.int64)
+        self._vocab = self._tokens(tokens, "vocabulary")
         if self.output_mode == "tf_idf":
             self._idf = self._pad_idf(np.asarray(idf_weights, np.float64), found_special,
                                       len(vocabulary))
@@ -207,27 +229,29 @@ class IntegerLookup(Layer):
             batches = [data]
         else:
             batches = (b for i, b in enumerate(data) if steps is None or i < steps)
+        self._learn(row.tolist() for batch in batches
+                    for row in _rows(self._tokens(batch, "adapt's data")))
+
+    def _learn(self, documents):
+        """The vocabulary (and IDF weights) from ``documents``, lists of tokens: tokens by
+        count, ties by the larger token first (TextVectorization's adapt calls it too)."""
         counts, docs, n_docs = collections.Counter(), collections.Counter(), 0
-        for batch in batches:
-            values = _int_array(batch, "adapt's data")
-            rows = values.reshape(1, -1) if values.ndim < 2 else values.reshape(
-                values.shape[0], -1)
-            counts.update(rows.reshape(-1).tolist())
-            n_docs += rows.shape[0] if values.ndim >= 1 else 1
-            for row in rows:
-                docs.update(set(row.tolist()))
+        for doc in documents:
+            counts.update(doc)
+            docs.update(set(doc))
+            n_docs += 1
         for special in (self.mask_token, self.oov_token):
-            counts.pop(special, None)
+            counts.pop(self._key(special), None)
         if not counts:
             self._record_vocabulary_size()
             return
-        tokens = np.array(list(counts), np.int64)
+        tokens = self._tokens(list(counts), "adapt's data")
         order = np.lexsort((tokens, np.array([counts[t] for t in tokens.tolist()])))[::-1]
         if self.max_tokens:
             order = order[:self.max_tokens - self._token_start_index()]
-        self._tokens = tokens[order]
+        self._vocab = tokens[order]
         if self.output_mode == "tf_idf":
-            df = np.array([docs[t] for t in self._tokens.tolist()], np.float64)
+            df = np.array([docs[t] for t in self._vocab.tolist()], np.float64)
             idf = np.log(1 + n_docs / (1 + df))
             self._idf = self._pad_idf(np.concatenate([np.full(self._token_start_index(),
                                                               np.mean(idf)), idf]),
@@ -239,11 +263,11 @@ class IntegerLookup(Layer):
         """Indices of the int64 tokens ``x`` (or tokens of indices, ``invert``)."""
         start = self._token_start_index()
         if self.invert:
-            keys = np.arange(start, start + len(self._tokens), dtype=np.int64)
-            values, default = self._tokens, self.oov_token
+            keys = np.arange(start, start + len(self._vocab), dtype=np.int64)
+            values, default = self._vocab, self.oov_token
         else:
-            keys, values = self._tokens, np.arange(start, start + len(self._tokens),
-                                                   dtype=np.int64)
+            keys, values = self._vocab, np.arange(start, start + len(self._vocab),
+                                                  dtype=np.int64)
             default = self._oov_start_index() if self.num_oov_indices == 1 else -1
         order = np.argsort(keys, kind="stable")
         keys, values = keys[order], values[order]
@@ -280,8 +304,7 @@ class IntegerLookup(Layer):
                                "vocabulary before calling it. Either pass a `vocabulary` "
                                "argument to the layer, or call `adapt` with some sample "
                                "data.")
-        x = tf.convert_to_tensor(inputs)
-        x = tf.cast(x, tf.int64)
+        x = self._inputs(inputs)
         scalar = len(x.shape) == 0
         if scalar:
             x = tf.reshape(x, [1])
@@ -293,6 +316,10 @@ class IntegerLookup(Layer):
             counts = encode(ids, "count", depth, tf.int64)
             return tf.cast(counts, backend.floatx()) * tf.constant(self._idf)
         return encode(ids, self.output_mode, depth, tf.int64)
+
+    def _inputs(self, inputs):
+        """The call's inputs as a tensor of the token dtype."""
+        return tf.cast(tf.convert_to_tensor(inputs), tf.int64)
 
     def compute_output_shape(self, input_shape):
         if self.output_mode == "int":
@@ -309,8 +336,10 @@ class IntegerLookup(Layer):
         idf = self.input_idf_weights
         return {**super().get_config(), "invert": self.invert, "max_tokens": self.max_tokens,
                 "num_oov_indices": self.num_oov_indices,
-                "oov_token": None if self.oov_token is None else int(self.oov_token),
-                "mask_token": None if self.mask_token is None else int(self.mask_token),
+                "oov_token": None if self.oov_token is None else self._token(
+                    self._key(self.oov_token)),
+                "mask_token": None if self.mask_token is None else self._token(
+                    self._key(self.mask_token)),
                 "output_mode": self.output_mode, "sparse": self.sparse,
                 "pad_to_max_tokens": self.pad_to_max_tokens,
                 "vocabulary_dtype": self.vocabulary_dtype,
@@ -318,6 +347,11 @@ class IntegerLookup(Layer):
                 "vocabulary": self.input_vocabulary,
                 "vocabulary_size": self._frozen_vocab_size, "oov_method": self.oov_method,
                 "salt": self.salt}
+
+
+def _rows(values):
+    """A batch's documents: the rows of a batch of two or more axes, else one."""
+    return values.reshape(1, -1) if values.ndim < 2 else values.reshape(values.shape[0], -1)
 
 
 def _check_in_vocabulary(x, ids):

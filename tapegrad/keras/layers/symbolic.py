@@ -15,6 +15,7 @@ import numpy as np
 from tapegrad.core.state import interpreters
 
 from tapegrad.keras import _tf as tf
+from tapegrad.keras import backend
 
 _NODE_IDS = itertools.count()
 
@@ -24,7 +25,7 @@ class KerasTensor:
 
     def __init__(self, shape, dtype="float32", name=None, history=None, sparse=False):
         self.shape = tuple(None if d is None else int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        self.dtype = tf.as_dtype(dtype)
         self.name = name
         self._history = history  # (node, index of this output) or None for an Input
 
@@ -33,7 +34,8 @@ class KerasTensor:
         return len(self.shape)
 
     def __repr__(self):
-        return (f"<KerasTensor shape={self.shape}, dtype={self.dtype.name}, "
+        dtype = backend.standardize_dtype(self.dtype)
+        return (f"<KerasTensor shape={self.shape}, dtype={dtype}, "
                 f"name={self.name}>")
 
     def __bool__(self):
@@ -114,6 +116,8 @@ def _concrete(structure, batch, other):
             return x
         shape = tuple((batch if i == 0 else other) if d is None else d
                       for i, d in enumerate(x.shape))
+        if x.dtype.kind == "O":  # strings: one word each, so a text layer finds tokens
+            return tf.constant(np.full(shape, b"a", dtype=object))
         return tf.constant(np.zeros(shape, x.dtype))
     return tf.nest.map_structure(fill, structure)
 
