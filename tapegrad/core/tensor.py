@@ -420,15 +420,17 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         _check_python_values(value, arr, dtype)
     want = dtype or _dt.as_dtype(dtype_hint)
     if arr.dtype.kind in "US":  # Python strings: TensorFlow's bytes, whatever their kind
-        if want is not None and want.kind != "O":
+        if dtype is not None and dtype.kind != "O":  # (a dtype_hint yields to them)
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype "
-                            f"{_dt.name(want)}")
+                            f"{_dt.name(dtype)}")
         return Tensor._wrap(_bytes_array(np.array(list(_flat(value)), dtype=object)
                                          .reshape(arr.shape)))
-    if want is not None and want.kind == "O" and (arr.size or dtype is not None):
-        if arr.size:
+    if want is not None and want.kind == "O":
+        if not arr.size:
+            return Tensor._wrap(arr.astype(object))
+        if dtype is not None:
             _not_strings(value)
-        return Tensor._wrap(arr.astype(object))
+        want = None  # a hint of strings for numbers: their own dtype
     inferred = want is None
     first = _first_leaf(value) if isinstance(value, (list, tuple)) else value
     if arr.dtype.kind == "c" and not _is_complex(first):

@@ -37,9 +37,10 @@ def _binary_op(prim, doc, kinds=NUMBERS, missing="", strings=None):
             d = x._value.dtype
             if d == y._value.dtype and d.kind in kinds:
                 return bind(prim, x, y)
-        if strings is not None and isinstance(x, Tensor) and x.dtype.kind == "O" and \
-                isinstance(y, (int, float)):  # TensorFlow converts the number, then refuses
-            mismatch(prim.name, x, tensor(y))
+        if strings is not None and isinstance(x, Tensor) and (
+                x.dtype.kind == "O" and isinstance(y, (int, float)) or
+                x.dtype.kind != "O" and isinstance(y, (str, bytes))):
+            mismatch(prim.name, x, tensor(y))  # TensorFlow converts y alone, then refuses
         if type(x) is not Tensor or type(y) is not Tensor or x.dtype != y.dtype:
             x, y = binary(x, y, prim.name)
         if x.dtype.kind not in kinds:

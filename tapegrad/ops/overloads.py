@@ -31,9 +31,12 @@ def _fast(prim, general):
             if (a is b or a == b) and a is not _BOOL and a is not _STRING:
                 return bind(prim, self, other)
         elif type(other) in _NUMBER:  # (a bool tensor refuses them in like)
-            if self.dtype.kind == "O":  # a string tensor: TensorFlow's error, from the op
-                return general(self, other)
-            return bind(prim, self, like(other, self))
+            try:
+                return bind(prim, self, like(other, self))
+            except TypeError:
+                if self.dtype.kind == "O":  # a string tensor: TensorFlow's error, by the op
+                    return general(self, other)
+                raise
         elif isinstance(other, Tensor):
             if other.dtype == self.dtype and other.dtype.kind not in "bO":
                 return bind(prim, self, other)

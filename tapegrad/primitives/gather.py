@@ -186,7 +186,7 @@ def _index_add_batch(args, batched, *, index, shape):
 
 def _getitem(x, index):
     out = x[index.key]
-    if x.dtype.kind == "O" and type(out) is not np.ndarray:
+    if type(out) is not np.ndarray and x.dtype.kind == "O":
         out = np.array(out, dtype=object)  # one string: a 0-d array, not the bytes itself
     return out
 
