@@ -14,7 +14,7 @@ axes, defaults and argument names are NumPy's (``concatenate(xs, axis=0)``,
 """
 from tapegrad.keras.ops.arrays import *  # noqa: F401,F403
 from tapegrad.keras.ops.numeric import *  # noqa: F401,F403
-from tapegrad.keras.ops.nn import *  # noqa: F401,F403
+from tapegrad.keras.ops.convolution import *  # noqa: F401,F403
 from tapegrad.keras.ops.more_numeric import *  # noqa: F401,F403
 from tapegrad.keras.ops.extra import *  # noqa: F401,F403
 from tapegrad.keras.ops.misc import *  # noqa: F401,F403
@@ -24,3 +24,10 @@ from tapegrad.keras.ops.nn_extra import *  # noqa: F401,F403
 from tapegrad.keras.ops.attention import *  # noqa: F401,F403
 from tapegrad.keras.ops.functional import *  # noqa: F401,F403
 from tapegrad.keras.ops.statistics import *  # noqa: F401,F403
+from tapegrad.keras.ops.math_more import *  # noqa: F401,F403
+from tapegrad.keras.ops.linalg_more import *  # noqa: F401,F403
+from tapegrad.keras.ops.signal_more import *  # noqa: F401,F403
+from tapegrad.keras.ops.pooling import *  # noqa: F401,F403
+from tapegrad.keras.ops.einops import *  # noqa: F401,F403
+# Keras's sub-namespaces, last: they gather the functions above
+from tapegrad.keras.ops import linalg, nn, numpy  # noqa: F401,E402

@@ -1,6 +1,7 @@
-"""``keras.ops``' ``switch``, ``vectorize`` and ``custom_gradient``: control flow and
-function transformations over tapegrad's ``cond``, ``vmap`` and ``custom_gradient``, so
-they trace and differentiate.
+"""``keras.ops``' ``switch``, ``vectorize``, ``custom_gradient``, ``associative_scan``,
+``get_item`` and ``jvp``: control flow and function transformations over tapegrad's
+``cond``, ``vmap``, ``custom_gradient`` and ``ForwardAccumulator``, so they trace and
+differentiate.
 
 >>> from tapegrad.keras import ops
 >>> float(ops.switch(1, [lambda x: x + 1.0, lambda x: x * 3.0], 2.0))
@@ -11,13 +12,14 @@ import re
 
 import numpy as np
 
+from tapegrad.autodiff import ForwardAccumulator
 from tapegrad.batching.vmap import vmap as _vmap
 from tapegrad.control_flow import ops as _control_flow
 from tapegrad.keras import _tf as tf
 from tapegrad.keras.ops.extra import _t
 from tapegrad.tape.custom_gradient import custom_gradient as _custom_gradient
 
-__all__ = ["switch", "vectorize", "custom_gradient"]
+__all__ = ["switch", "vectorize", "custom_gradient", "associative_scan", "get_item", "jvp"]
 
 
 def _tensors(out):
@@ -133,3 +135,65 @@ def vectorize(pyfunc, *, excluded=None, signature=None):
         return tf.nest.map_structure(lambda y: tf.reshape(y, batch + tuple(y.shape[1:])), out)
 
     return wrapped
+
+
+def associative_scan(f, elems, reverse=False, axis=0):
+    """The inclusive scan of an associative ``f(a, b)`` (an earlier block first) along
+    ``axis`` of ``elems`` (a structure of tensors of one length there): each prefix
+    combined, in log2(n) rounds of ``f`` on whole blocks; ``reverse`` scans from the end.
+
+    >>> associative_scan(lambda a, b: a + b, np.array([1.0, 2.0, 3.0])).numpy().tolist()
+    [1.0, 3.0, 6.0]
+    """
+    if not callable(f):
+        raise TypeError(f"`f` should be a callable. Received: f={f}")
+    flat = [_t(e) for e in tf.nest.flatten(elems)]
+    n = flat[0].shape[axis]
+    if any(e.shape[axis] != n for e in flat[1:]):
+        raise ValueError("Array inputs to associative_scan must have the same first "
+                         f"dimension. (saw: {[tuple(e.shape) for e in flat]})")
+    if reverse:
+        flat = [tf.reverse(e, [axis]) for e in flat]
+
+    def part(e, start, stop):
+        return tf.gather(e, np.arange(start, stop), axis=axis)
+
+    shift = 1
+    while shift < n:
+        # element i >= shift becomes f(element i - shift, element i): Hillis and Steele
+        a = tf.nest.pack_sequence_as(elems, [part(e, 0, n - shift) for e in flat])
+        b = tf.nest.pack_sequence_as(elems, [part(e, shift, n) for e in flat])
+        combined = [_t(c) for c in tf.nest.flatten(f(a, b))]
+        flat = [tf.concat([part(e, 0, shift), c], axis=axis) for e, c in zip(flat, combined)]
+        shift *= 2
+    if reverse:
+        flat = [tf.reverse(e, [axis]) for e in flat]
+    return tf.nest.pack_sequence_as(elems, flat)
+
+
+def get_item(x, key):
+    """``x[key]``.
+
+    >>> get_item([[1, 2], [3, 4]], (1, 0)).numpy().tolist()
+    3
+    """
+    return _t(x)[key]
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """``(fun(*primals), J tangents)`` by forward mode (and ``fun``'s auxiliary output
+    third with ``has_aux``, ``fun`` then returning ``(output, aux)``).
+
+    >>> [float(v) for v in jvp(lambda x: x * x, (3.0,), (1.0,))]
+    [9.0, 6.0]
+    """
+    flat = [_t(p) for p in tf.nest.flatten(primals)]
+    directions = [tf.cast(_t(t), p.dtype) for t, p in zip(tf.nest.flatten(tangents), flat)]
+    with ForwardAccumulator(flat, directions) as acc:
+        args = tf.nest.pack_sequence_as(primals, flat)
+        out = fun(*args)
+        out, aux = out if has_aux else (out, None)
+        outs = [_t(o) for o in tf.nest.flatten(out)]
+        rates = [acc.jvp(o) for o in outs]
+    result = (tf.nest.pack_sequence_as(out, outs), tf.nest.pack_sequence_as(out, rates))
+    return result + (aux,) if has_aux else result

@@ -203,7 +203,7 @@ def _row_quantiles(rows, q, method):
         out = (take(lo) + take(hi)) / tf.constant(2.0, rows.dtype)
     else:
         out = take(pos)
-    return tf.where(valid > 0, out, tf.constant(np.nan, rows.dtype))
+    return tf.where(valid > 0, out, tf.fill(tf.shape(out), np.array(np.nan, rows.dtype.name)))
 
 
 def nanquantile(x, q, axis=None, method="linear", keepdims=False):
