@@ -23,10 +23,9 @@ from tapegrad.core import dtypes as _dt
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.errors import InvalidArgumentError, OutOfRangeError
 from tapegrad.ops._kinds import tf_name
-from tapegrad.ops.ragged import RaggedTensor
 
 __all__ = ["lower", "upper", "length", "strip", "regex_replace", "regex_full_match", "join",
-           "reduce_join", "substr", "to_number", "as_string", "split", "unicode_split"]
+           "reduce_join", "substr", "to_number", "as_string"]
 
 _wrap = Tensor._wrap
 
@@ -301,60 +300,3 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
         raise NotImplementedError("tf.strings.as_string of complex numbers is not "
                                   "implemented in tapegrad.")
     return _wrap(_apply(lambda a: (spec % a).encode(), v.astype(object)))
-
-
-def _split_one(sep, maxsplit):
-    if sep is None or sep == b"":
-        return lambda b: b.split(None, maxsplit)
-    return lambda b: b.split(sep, maxsplit)
-
-
-def _ragged(pieces, shape):
-    """The lists ``pieces`` (one per element of ``shape``) as a RaggedTensor of rank
-    ``len(shape) + 1``: the element lists the innermost rows, ``shape`` the uniform rest
-    (kept as row_splits of equal rows, TensorFlow's ragged rank)."""
-    flat = np.empty(sum(map(builtins_len, pieces)), dtype=object)
-    flat[:] = [p for row in pieces for p in row]
-    splits = np.concatenate([[0], np.cumsum([builtins_len(p) for p in pieces])])
-    out = RaggedTensor(_wrap(flat), splits)
-    for n in reversed(shape[1:]):
-        rows = out.nrows() // n
-        out = RaggedTensor(out, np.arange(rows + 1, dtype=np.int64) * n)
-    return out
-
-
-def split(input, sep=None, maxsplit=-1, name=None):
-    """Split each string at ``sep`` (at runs of whitespace where None), at most
-    ``maxsplit`` times: a 1-D tensor of a scalar, a RaggedTensor otherwise.
-
-    >>> import tapegrad as tf
-    >>> tf.strings.split("a b  c").numpy().tolist()
-    [b'a', b'b', b'c']
-    >>> tf.strings.split(["a b", "c"]).to_list()
-    [[b'a', b'b'], [b'c']]
-    """
-    x = strings(input, "StringSplitV2")
-    sep_b = None if sep is None else _separator(sep)
-    cut = _split_one(sep_b, int(maxsplit))
-    return _pieces(x, cut)
-
-
-def _pieces(x, cut):
-    if x.ndim == 0:
-        found = cut(x._value[()])
-        out = np.empty(builtins_len(found), dtype=object)
-        out[:] = found
-        return _wrap(out)
-    return _ragged([cut(b) for b in x._value.reshape(-1)], tuple(x.shape))
-
-
-def unicode_split(input, input_encoding, errors="replace", replacement_char=65533,
-                  name=None):
-    """Each string split into its UTF-8 characters (a 1-D tensor of a scalar, a
-    RaggedTensor otherwise)."""
-    x = strings(input, "UnicodeDecode")
-    if input_encoding.upper().replace("-", "") != "UTF8":
-        raise NotImplementedError("tf.strings.unicode_split: tapegrad decodes UTF-8 only, "
-                                  f"got input_encoding={input_encoding!r}")
-    return _pieces(x, lambda b: [c.encode("utf-8") for c in
-                                 b.decode("utf-8", "replace")])
