@@ -166,7 +166,7 @@ class GraphBuilder(Interpreter):
     # -- values -----------------------------------------------------------------------------
     def add_input(self, shape, dtype, name="x"):
         """A new explicit input; returns its symbolic tensor."""
-        v = Var(self.names.reserve(identifier(name)), tuple(int.__int__(s) for s in shape),
+        v = Var(self.names.reserve(identifier(name)), tuple(int(s) for s in shape),
                 np.dtype(dtype))
         self.inputs.append(v)
         if self.sizes is not None:

@@ -1,0 +1,53 @@
+"""Real TensorFlow/Keras programs (session 14's probe: saliency maps and FGSM, CNN
+Jacobians in tf.function, a subclassed Model's own train_step/test_step, callbacks,
+schedules with gradient clipping, a convolutional autoencoder of many layer kinds,
+tf.custom_gradient, Hessian-vector products, graph control flow, a multi-input
+multi-output functional model, DeepDream, a physics-informed network, custom Loss/Metric/
+Layer classes, custom RNN cells), run as written with ``import tapegrad as tf`` and
+compared with what TensorFlow 2.21 / Keras 3.15 computed for the same fixed weights
+(tests/data/real_programs_s14.json, made by benchmarks/real_programs_s14_reference.py from
+the same program text).
+
+Tolerances as in session 13's test: rtol 2e-4 and an atol of 2e-5 times the result's
+largest magnitude (at least 1)."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tapegrad as tf
+
+import _real_programs_s14 as programs
+
+with open(os.path.join(os.path.dirname(__file__), "data", "real_programs_s14.json")) as _f:
+    REF = json.load(_f)["results"]
+
+
+def _decode(entry):
+    if entry["dtype"] == "str":
+        return np.array(entry["data"], dtype=str).reshape(entry["shape"])
+    data = np.array(entry["data"])
+    if entry["dtype"].startswith("complex"):
+        data = data[..., 0] + 1j * data[..., 1] if data.size else data
+    return data.astype(entry["dtype"]).reshape(entry["shape"])
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", programs.NAMES + tuple(
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why))
+    for n, why in programs.XFAIL.items()))
+def test_program_matches_tensorflow(name):
+    got = programs.run(tf, name)
+    keys = sorted(k.split("/", 1)[1] for k in REF if k.startswith(name + "/"))
+    assert sorted(got) == keys
+    for key in keys:
+        want, have = _decode(REF[f"{name}/{key}"]), np.asarray(got[key])
+        assert have.shape == want.shape, key
+        if want.dtype.kind in "fc":
+            assert have.dtype == want.dtype, key
+            scale = float(np.max(np.abs(want))) if want.size else 1.0
+            np.testing.assert_allclose(have, want, rtol=2e-4, atol=2e-5 * max(scale, 1.0),
+                                       err_msg=key)
+        else:
+            np.testing.assert_array_equal(have, want, err_msg=key)
