@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tf
+from tapegrad.testing import check_grads
 
 import _real_programs_s14 as programs
 
@@ -51,3 +52,33 @@ def test_program_matches_tensorflow(name):
                                        err_msg=key)
         else:
             np.testing.assert_array_equal(have, want, err_msg=key)
+
+
+def test_loop_state_with_a_none_dimension():
+    # deep_dream's loop: a tf.function whose input_signature leaves a size None carries
+    # the tensor through a staged loop; the loop's program takes the traced size (a new
+    # size traces again), where it raised TypeError on the symbolic size
+    def f(x):
+        for _ in tf.range(3):
+            x = tf.tanh(x) * 0.5 + x * x
+        return x
+
+    traced = tf.function(f, input_signature=[tf.TensorSpec([None, 2], tf.float64)])
+    rng = np.random.default_rng(0)
+    for n in (3, 1, 4):
+        x = tf.constant(rng.uniform(-0.5, 0.5, size=(n, 2)))
+        np.testing.assert_allclose(traced(x).numpy(), f(x).numpy(), rtol=1e-12)
+    while_traced = tf.function(
+        lambda x: tf.while_loop(lambda i, y: i < 4, lambda i, y: (i + 1, tf.sin(y) * y),
+                                (0, x))[1],
+        input_signature=[tf.TensorSpec([None], tf.float64)])
+    np.testing.assert_allclose(while_traced(tf.constant([0.3, -0.2], tf.float64)).numpy(),
+                               _iterate(np.array([0.3, -0.2])), rtol=1e-12)
+    check_grads(traced, [rng.uniform(-0.5, 0.5, size=(2, 2))], order=2)
+    check_grads(while_traced, [np.array([0.3, -0.2, 0.5])], order=2)
+
+
+def _iterate(y):
+    for _ in range(4):
+        y = np.sin(y) * y
+    return y
