@@ -181,7 +181,34 @@ def custom_train_step(tf):
     h = model.fit(x[:16], y[:16], batch_size=4, epochs=2, verbose=0, shuffle=False,
                   validation_data=(x[16:], y[16:]))
     ev = model.evaluate(x, y, batch_size=10, verbose=0, return_dict=True)
-    return _out({"loss": np.array(h.history["loss"]), "mae": np.array(h.history["mae"]),
+
+    class GuideModel(keras.Model):  # the guide's first version: compute_loss, self.metrics
+        def train_step(self, data):
+            x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)
+            gradients = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred, sample_weight=sample_weight)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = keras.Input(shape=(3,))
+    guide = GuideModel(inputs, keras.layers.Dense(1)(keras.layers.Dense(4, activation="tanh")(
+        inputs)))
+    fix_weights(guide, seed=9)
+    guide.compile(optimizer="adam", loss="mse", metrics=["mae"])
+    sw = np.linspace(0.5, 1.5, 16).astype(np.float32)
+    hg = guide.fit(x[:16], y[:16], sample_weight=sw, batch_size=4, epochs=2, verbose=0,
+                   shuffle=False)
+    return _out({"guide_loss": np.array(hg.history["loss"]),
+                 "guide_mae": np.array(hg.history["mae"]),
+                 "guide_pred": guide.predict(x[:4], verbose=0),
+                 "loss": np.array(h.history["loss"]), "mae": np.array(h.history["mae"]),
                  "val_loss": np.array(h.history["val_loss"]),
                  "val_mae": np.array(h.history["val_mae"]),
                  "eval": np.array([ev["loss"], ev["mae"]]),
@@ -193,7 +220,8 @@ def custom_train_step(tf):
 def callbacks_history(tf):
     """LearningRateScheduler (the documentation's scheduler function), CSVLogger's file,
     ModelCheckpoint's per-epoch weight files, a Callback recording epoch and batch logs,
-    and the History object's epoch list and params."""
+    and the History object's epoch list and params; then EarlyStopping(start_from_epoch,
+    restore_best_weights) with ReduceLROnPlateau(cooldown) on val_loss."""
     keras = tf.keras
 
     def scheduler(epoch, lr):
@@ -232,6 +260,13 @@ def callbacks_history(tf):
             rows = list(csv.reader(f))
         files = sorted(os.listdir(d))
         model.load_weights(os.path.join(d, "w-02.weights.h5"))
+    stop = keras.callbacks.EarlyStopping(monitor="val_loss", patience=1, start_from_epoch=1,
+                                         restore_best_weights=True)
+    plateau = keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.5, patience=0,
+                                                cooldown=1, min_delta=1e-3)
+    model.compile(optimizer=keras.optimizers.SGD(1.5), loss="mse")
+    h2 = model.fit(x[:12], y[:12], validation_data=(x[12:], y[12:]), batch_size=5,
+                   epochs=8, verbose=0, shuffle=False, callbacks=[stop, plateau])
     return _out({"header": np.array(rows[0]),
                  "csv": np.array([[float(v) for v in r] for r in rows[1:]]),
                  "files": np.array(files), "epoch": np.array(h.epoch),
@@ -239,7 +274,10 @@ def callbacks_history(tf):
                  "lr": np.array(h.history["learning_rate"]),
                  "batch_losses": np.array(recorder.batch_losses),
                  "epoch_val": np.array(recorder.epoch_losses),
-                 "epoch2_pred": model.predict(x[:3], verbose=0)})
+                 "h2_val": np.array(h2.history["val_loss"]),
+                 "h2_lr": np.array(h2.history["learning_rate"]),
+                 "stopped": np.array(stop.stopped_epoch),
+                 "restored_pred": model.predict(x[:3], verbose=0)})
 
 
 # -- keras.optimizers.schedules driving optimizers, with gradient clipping -----------------
@@ -365,6 +403,18 @@ def custom_gradients(tf):
         soft = log1pexp(big)
     g_soft = tape.gradient(soft, big)
 
+    @tf.custom_gradient
+    def scaled_product(a, b):
+        def grad(dy):  # a differentiable rule: second derivatives go through it
+            return dy * b * tf.cos(a * b), dy * a * tf.cos(a * b) * 2.0
+        return tf.sin(a * b), grad
+
+    a, b = tf.Variable(0.7), tf.Variable(-1.3)
+    with tf.GradientTape(persistent=True) as outer:
+        with tf.GradientTape() as inner:
+            prod = scaled_product(a, b) * a
+        da, db = inner.gradient(prod, [a, b])
+    second = [outer.gradient(da, [a, b]), outer.gradient(db, [a, b])]
     w = tf.Variable(np.random.default_rng(15).normal(size=(4, 2)).astype(np.float32) * 0.5)
 
     @tf.custom_gradient
@@ -390,7 +440,8 @@ def custom_gradients(tf):
         opt.apply_gradients([(g_w, w)])
         losses.append(float(loss))
     return _out({"g_clip": g_clip, "q": q, "g_ste": g_ste, "soft": soft, "g_soft": g_soft,
-                 "losses": np.array(losses), "g_x": g_x, "w": w})
+                 "losses": np.array(losses), "g_x": g_x, "w": w, "prod": prod,
+                 "first": np.array([da, db]), "second": np.array(second)})
 
 
 # -- Hessian-vector products: back over back, forward over back, back over forward ---------
@@ -427,6 +478,15 @@ def hessian_vector_products(tf):
         directional = acc.jvp(loss)
     hvp_rf = tape.gradient(directional, params)
 
+    @tf.function
+    def hvp_function(vectors):
+        with tf.autodiff.ForwardAccumulator(params, vectors) as acc:
+            with tf.GradientTape() as tape:
+                loss = loss_fn()
+            grads = tape.gradient(loss, params)
+        return acc.jvp(grads)
+
+    hvp_traced = hvp_function(vecs)
     theta = tf.Variable([0.5, -1.0, 0.3, 0.8, -0.2, 1.1])
     with tf.GradientTape() as t2:
         with tf.GradientTape() as t1:
@@ -437,6 +497,7 @@ def hessian_vector_products(tf):
     out = {"hessian": hessian, "directional": directional}
     for i in range(3):
         out[f"rr{i}"], out[f"fr{i}"], out[f"rf{i}"] = hvp_rr[i], hvp_fr[i], hvp_rf[i]
+        out[f"traced{i}"] = hvp_traced[i]
     return _out(out)
 
 
