@@ -583,9 +583,10 @@ def tensor_array_tensor_size(tf):
 
 # -- the functional API guide's multi-input, multi-output ticket classifier (shrunk) -------
 def multi_io_functional(tf):
-    """Title, body and tags inputs, one Embedding shared by title and body, Concatenate,
-    two named outputs with their own losses, loss_weights and metrics, fit on dicts, then
-    evaluate (return_dict) and predict."""
+    """Title, body and tags inputs, one Embedding shared by title and body, Concatenate, a
+    gated unit of keras.ops on the symbolic tensors, two named outputs with their own
+    losses, loss_weights and metrics, fit on dicts, then evaluate (return_dict) and
+    predict."""
     keras = tf.keras
     layers = keras.layers
     num_tags, num_words, num_departments = 5, 30, 3
@@ -597,6 +598,8 @@ def multi_io_functional(tf):
     body_features = layers.GlobalMaxPooling1D()(embed(body_input))
     x = layers.Concatenate()([title_features, body_features, tags_input])
     x = layers.Dense(6, activation="relu")(x)
+    x_lin, x_gate = keras.ops.split(x, 2, axis=-1)  # a gated linear unit, in keras.ops
+    x = x_lin * keras.activations.sigmoid(x_gate) + keras.ops.mean(x, axis=-1, keepdims=True)
     priority_pred = layers.Dense(1, name="priority")(x)
     department_pred = layers.Dense(num_departments, name="department")(x)
     model = keras.Model(inputs=[title_input, body_input, tags_input],

@@ -82,3 +82,35 @@ def _iterate(y):
     for _ in range(4):
         y = np.sin(y) * y
     return y
+
+
+def test_keras_ops_on_keras_tensors():
+    # multi_io_functional's gated unit: keras.ops and keras.activations on a functional
+    # model's KerasTensors record nodes (they raised TypeError); tf.* refuses them with
+    # ValueError, as TensorFlow does
+    keras = tf.keras
+    inputs = keras.Input((4,))
+    first, second = keras.ops.split(inputs, 2, axis=-1)
+    gated = first * keras.activations.sigmoid(second) + keras.ops.mean(inputs, axis=-1,
+                                                                         keepdims=True)
+    out = keras.ops.where(gated > 0, gated, 0.1 * gated)
+    model = keras.Model(inputs, [out, keras.ops.concatenate([first, abs(second)], axis=-1)])
+    assert keras.ops.shape(inputs) == (None, 4) and tuple(out.shape) == (None, 2)
+    x = tf.constant(np.random.default_rng(0).normal(size=(3, 4)).astype(np.float32))
+
+    def eager(x):
+        a, b = x[:, :2], x[:, 2:]
+        g = a * tf.sigmoid(b) + tf.reduce_mean(x, axis=-1, keepdims=True)
+        return tf.where(g > 0, g, 0.1 * g)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        got, both = model(x)
+        want = eager(x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(both.numpy(), tf.concat([x[:, :2], tf.abs(x[:, 2:])], -1))
+    np.testing.assert_allclose(tape.gradient(got, x).numpy(), tape.gradient(want, x).numpy(),
+                               rtol=1e-6)
+    with pytest.raises(ValueError):
+        tf.nn.relu(inputs)
+    with pytest.raises(ValueError):
+        np.asarray(inputs)

@@ -8,6 +8,7 @@ import math
 import weakref
 
 from tapegrad.keras import _tf as tf
+from tapegrad.keras.symbolic_ops import accepts_keras_tensors
 
 # Keras (TensorFlow backend) keeps the logits on the output of its softmax and sigmoid
 # (``_keras_logits``), and its crossentropies compute from those logits, the stable form.
@@ -157,6 +158,13 @@ def glu(x, axis=-1):
     return a * tf.sigmoid(b)
 
 
+# each also builds a functional-API node from a KerasTensor (keras/symbolic_ops.py)
+(linear, relu, leaky_relu, relu6, softmax, log_softmax, elu, selu, celu, softplus, softsign,
+ silu, gelu, tanh, sigmoid, exponential, hard_sigmoid, hard_silu, hard_tanh, log_sigmoid,
+ mish, tanh_shrink, glu) = map(accepts_keras_tensors, (
+    linear, relu, leaky_relu, relu6, softmax, log_softmax, elu, selu, celu, softplus,
+    softsign, silu, gelu, tanh, sigmoid, exponential, hard_sigmoid, hard_silu, hard_tanh,
+    log_sigmoid, mish, tanh_shrink, glu))
 _ALL = {f.__name__: f for f in (
     linear, relu, leaky_relu, relu6, softmax, log_softmax, elu, selu, celu, softplus,
     softsign, silu, gelu, tanh, sigmoid, exponential, hard_sigmoid, hard_silu, hard_tanh,

@@ -23,6 +23,8 @@ _NODE_IDS = itertools.count()
 class KerasTensor:
     """A symbolic input or output of a layer in a functional model (no value)."""
 
+    _keras_symbolic = True  # what keras/symbolic_ops.py looks for (without importing this)
+
     def __init__(self, shape, dtype="float32", name=None, history=None, sparse=False):
         self.shape = tuple(None if d is None else int(d) for d in shape)
         self.dtype = tf.as_dtype(dtype)
@@ -42,9 +44,12 @@ class KerasTensor:
         raise TypeError("A symbolic KerasTensor cannot be used as a Python bool.")
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError(f"A KerasTensor is symbolic: it's a placeholder for a shape and a "
-                        f"dtype. It doesn't have any actual numerical value. You cannot "
-                        f"convert it to a NumPy array ({self!r}).")
+        # (tf.* functions convert their arguments through here: Keras's ValueError)
+        raise ValueError(f"A KerasTensor is symbolic: it's a placeholder for a shape and a "
+                         f"dtype. It doesn't have any actual numerical value. You cannot "
+                         f"convert it to a NumPy array, nor use it as input to a TensorFlow "
+                         f"function; only as input to a Keras layer or a Keras operation "
+                         f"(keras.layers, keras.ops) ({self!r}).")
 
     def __hash__(self):
         return id(self)
@@ -64,18 +69,39 @@ def _rbinary(fn):
 
 for _name, _fn in [("add", lambda a, b: a + b), ("sub", lambda a, b: a - b),
                    ("mul", lambda a, b: a * b), ("truediv", lambda a, b: a / b),
-                   ("matmul", lambda a, b: tf.matmul(a, b)), ("pow", lambda a, b: a ** b)]:
+                   ("matmul", lambda a, b: tf.matmul(a, b)), ("pow", lambda a, b: a ** b),
+                   ("floordiv", lambda a, b: a // b), ("mod", lambda a, b: a % b)]:
     setattr(KerasTensor, f"__{_name}__", _binary(_fn))
     setattr(KerasTensor, f"__r{_name}__", _rbinary(_fn))
+for _name, _fn in [("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b),
+                   ("gt", lambda a, b: a > b), ("ge", lambda a, b: a >= b)]:
+    setattr(KerasTensor, f"__{_name}__", _binary(_fn))  # (== and != stay identity: hashing)
 KerasTensor.__neg__ = lambda self: _op(lambda a: -a, self)
+KerasTensor.__abs__ = lambda self: _op(abs, self)
 KerasTensor.__getitem__ = lambda self, idx: _op(lambda a: a[idx], self)
 
 
 def _op(fn, *args):
+    return op_node(fn, args, {}, name="tf_op_lambda")
+
+
+def op_node(fn, args, kwargs, name=None):
+    """The symbolic result of ``fn(*args, **kwargs)`` where some arguments are
+    ``KerasTensor`` objects: a node of a ``Lambda`` layer named after ``fn`` taking them, the
+    other arguments held as they are (keras/symbolic_ops.py)."""
     from tapegrad.keras import backend
     from tapegrad.keras.layers.core import Lambda
-    layer = Lambda(lambda xs: fn(*xs), name=backend.unique_name("tf_op_lambda"))
-    return layer(list(args))
+    flat = tf.nest.flatten((args, kwargs))
+    where = [i for i, x in enumerate(flat) if isinstance(x, KerasTensor)]
+
+    def call(tensors):
+        full = list(flat)
+        for i, t in zip(where, tensors):
+            full[i] = t
+        a, k = tf.nest.pack_sequence_as((args, kwargs), full)
+        return fn(*a, **k)
+    layer = Lambda(call, name=backend.unique_name(name or getattr(fn, "__name__", "op")))
+    return layer([flat[i] for i in where])
 
 
 class Node:

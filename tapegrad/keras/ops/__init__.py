@@ -29,5 +29,29 @@ from tapegrad.keras.ops.linalg_more import *  # noqa: F401,F403
 from tapegrad.keras.ops.signal_more import *  # noqa: F401,F403
 from tapegrad.keras.ops.pooling import *  # noqa: F401,F403
 from tapegrad.keras.ops.einops import *  # noqa: F401,F403
-# Keras's sub-namespaces, last: they gather the functions above
+
+import functools as _functools
+import types as _types
+
+from tapegrad.keras.symbolic_ops import accepts_keras_tensors as _accepts_keras_tensors
+
+
+def _wrap_public():
+    # each function also builds functional-API nodes from KerasTensors (symbolic_ops.py);
+    # shape() of a KerasTensor is its static shape, None for unknown sizes, as in Keras
+    space = globals()
+    for name, value in list(space.items()):
+        if not name.startswith("_") and isinstance(value, _types.FunctionType):
+            space[name] = _accepts_keras_tensors(value)
+    plain_shape = space["shape"].__wrapped__
+
+    @_functools.wraps(plain_shape)
+    def shape(x):
+        return tuple(x.shape) if getattr(x, "_keras_symbolic", False) else plain_shape(x)
+    space["shape"] = shape
+
+
+_wrap_public()
+
+# Keras's sub-namespaces, last: they gather the functions above (wrapped)
 from tapegrad.keras.ops import linalg, nn, numpy  # noqa: F401,E402
