@@ -1,10 +1,11 @@
-"""Real TensorFlow/Keras programs of session 14's probe (saliency maps and FGSM, CNN
-Jacobians in tf.function, a subclassed Model with its own train_step/test_step, callbacks,
-learning-rate schedules with gradient clipping, a convolutional autoencoder of many layer
-kinds, tf.custom_gradient, Hessian-vector products, graph control flow, a multi-input
-multi-output functional model, DeepDream, a physics-informed network, custom loss and
-metric classes, custom RNN cells), written as their authors write them against a module
-``tf``. tests/test_real_programs_s14.py runs them with ``tapegrad``;
+"""Real TensorFlow/Keras programs of session 14's probe (saliency maps and FGSM, ESPCN's
+sub-pixel upsampling and ViT's patches, CNN Jacobians in tf.function, a subclassed Model
+with its own train_step/test_step, callbacks, learning-rate schedules with gradient
+clipping, a convolutional autoencoder of many layer kinds, tf.custom_gradient,
+Hessian-vector products, graph control flow, a multi-input multi-output functional model,
+DeepDream, a physics-informed network, custom loss and metric classes, custom RNN cells),
+written as their authors write them against a module ``tf``.
+tests/test_real_programs_s14.py runs them with ``tapegrad``;
 benchmarks/real_programs_s14_reference.py runs the same functions with TensorFlow 2.21 /
 Keras 3.15 and stores what they return in tests/data/real_programs_s14.json.
 
@@ -42,7 +43,7 @@ def _small_cnn(tf, seed, classes=4):
 
 
 # -- saliency maps: vanilla gradients, SmoothGrad, gradient x input ------------------------
-def saliency_smoothgrad(tf):
+def _saliency_smoothgrad(tf):
     """The class score's gradient for the input image (abs, max over channels), SmoothGrad's
     average over noisy copies, and gradient times input, of a small CNN classifier."""
     model = _small_cnn(tf, seed=1)
@@ -67,7 +68,7 @@ def saliency_smoothgrad(tf):
 
 
 # -- TensorFlow's "Adversarial example using FGSM" (shrunk), and a few PGD steps -----------
-def fgsm_adversarial(tf):
+def _fgsm_adversarial(tf):
     """create_adversarial_pattern (the sign of the loss gradient for the image), adversarial
     images for several epsilons clipped to [-1, 1], and projected gradient descent steps in
     a tf.function."""
@@ -106,6 +107,83 @@ def fgsm_adversarial(tf):
         pgd_losses.append(float(loss))
     return _out({"gradient": gradient, "perturbations": perturbations, **adv,
                  "pgd_losses": np.array(pgd_losses), "x_adv": x_adv})
+
+
+def saliency_and_fgsm(tf):
+    """Gradients for the input image: the saliency maps above, and the FGSM tutorial."""
+    return {**_saliency_smoothgrad(tf), **_fgsm_adversarial(tf)}
+
+
+# -- keras.io "Image super-resolution using an efficient sub-pixel CNN" and "Image
+#    classification with Vision Transformer" (shrunk), an AlexNet-style LRN block ----------
+def subpixel_and_patches(tf):
+    """ESPCN's sub-pixel upsampling (tf.nn.depth_to_space in a Lambda) on images of unknown
+    size, fit with Adam; the ViT tutorial's Patches layer (tf.image.extract_patches and a
+    reshape) and PatchEncoder (projection plus position embedding) in a small classifier;
+    tf.nn.local_response_normalization after a convolution; space_to_depth's gradient."""
+    keras = tf.keras
+    layers = keras.layers
+    inp = keras.Input((None, None, 1))
+    h = layers.Conv2D(8, 3, padding="same", activation="relu")(inp)
+    h = layers.Conv2D(4, 3, padding="same")(h)
+    espcn = keras.Model(inp, layers.Lambda(lambda t: tf.nn.depth_to_space(t, 2))(h))
+    fix_weights(espcn, seed=33)
+    rng = np.random.default_rng(34)
+    low = rng.uniform(size=(4, 5, 5, 1)).astype(np.float32)
+    high = rng.uniform(size=(4, 10, 10, 1)).astype(np.float32)
+    espcn.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    h_sr = espcn.fit(low, high, batch_size=2, epochs=2, verbose=0, shuffle=False)
+
+    class Patches(layers.Layer):
+        def __init__(self, patch_size):
+            super().__init__()
+            self.patch_size = patch_size
+
+        def call(self, images):
+            batch_size = tf.shape(images)[0]
+            patches = tf.image.extract_patches(
+                images=images, sizes=[1, self.patch_size, self.patch_size, 1],
+                strides=[1, self.patch_size, self.patch_size, 1], rates=[1, 1, 1, 1],
+                padding="VALID")
+            patch_dims = patches.shape[-1]
+            return tf.reshape(patches, [batch_size, -1, patch_dims])
+
+    class PatchEncoder(layers.Layer):
+        def __init__(self, num_patches, projection_dim):
+            super().__init__()
+            self.num_patches = num_patches
+            self.projection = layers.Dense(units=projection_dim)
+            self.position_embedding = layers.Embedding(input_dim=num_patches,
+                                                       output_dim=projection_dim)
+
+        def call(self, patch):
+            positions = tf.range(start=0, limit=self.num_patches, delta=1)
+            return self.projection(patch) + self.position_embedding(positions)
+
+    images = keras.Input((6, 6, 2))
+    lrn = layers.Lambda(lambda t: tf.nn.local_response_normalization(
+        t, depth_radius=1, bias=1.0, alpha=0.5, beta=0.75))(
+        layers.Conv2D(3, 3, padding="same")(images))
+    encoded = PatchEncoder(9, 4)(Patches(2)(lrn))
+    pooled = layers.GlobalAveragePooling1D()(layers.LayerNormalization()(encoded))
+    vit = keras.Model(images, layers.Dense(3)(pooled))
+    fix_weights(vit, seed=35)
+    pics = rng.uniform(size=(6, 6, 6, 2)).astype(np.float32)
+    labels = rng.integers(0, 3, size=6)
+    vit.compile(optimizer=keras.optimizers.Adam(0.02),
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    h_vit = vit.fit(pics, labels, batch_size=3, epochs=2, verbose=0, shuffle=False)
+    x = tf.constant(pics[:2])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        s2d = tf.nn.space_to_depth(x, 2)
+        loss = tf.reduce_sum(tf.sin(s2d) * tf.range(8, dtype=tf.float32))
+    return _out({"sr_loss": np.array(h_sr.history["loss"]),
+                 "sr_pred": espcn.predict(low[:1], verbose=0),
+                 "sr_bigger": espcn(rng.uniform(size=(1, 3, 4, 1)).astype(np.float32)),
+                 "vit_loss": np.array(h_vit.history["loss"]),
+                 "vit_pred": vit.predict(pics[:2], verbose=0), "s2d": s2d,
+                 "s2d_grad": tape.gradient(loss, x)})
 
 
 # -- Jacobians of a CNN: batch_jacobian in tf.function, jacobian without pfor ---------------
@@ -848,7 +926,7 @@ def custom_rnn_cells(tf):
                  "fit_pred": model.predict(x, verbose=0)})
 
 
-NAMES = ("saliency_smoothgrad", "fgsm_adversarial", "cnn_jacobians", "custom_train_step",
+NAMES = ("saliency_and_fgsm", "subpixel_and_patches", "cnn_jacobians", "custom_train_step",
          "callbacks_history", "schedules_and_clipping", "conv_autoencoder_zoo",
          "custom_gradients", "hessian_vector_products", "graph_control_flow",
          "multi_io_functional", "deep_dream", "pinn_heat_equation",

@@ -1,15 +1,15 @@
-"""Real TensorFlow/Keras programs (session 14's probe: saliency maps and FGSM, CNN
-Jacobians in tf.function, a subclassed Model's own train_step/test_step, callbacks,
-schedules with gradient clipping, a convolutional autoencoder of many layer kinds,
-tf.custom_gradient, Hessian-vector products, graph control flow, a multi-input
-multi-output functional model, DeepDream, a physics-informed network, custom Loss/Metric/
-Layer classes, custom RNN cells), run as written with ``import tapegrad as tf`` and
-compared with what TensorFlow 2.21 / Keras 3.15 computed for the same fixed weights
-(tests/data/real_programs_s14.json, made by benchmarks/real_programs_s14_reference.py from
-the same program text).
+"""Real TensorFlow/Keras programs (session 14's probe: saliency maps and FGSM, ESPCN's
+sub-pixel upsampling and ViT's patches, CNN Jacobians in tf.function, a subclassed Model's
+own train_step/test_step, callbacks, schedules with gradient clipping, a convolutional
+autoencoder of many layer kinds, tf.custom_gradient, Hessian-vector products, graph control
+flow, a multi-input multi-output functional model, DeepDream, a physics-informed network,
+custom Loss/Metric/Layer classes, custom RNN cells), run as written with
+``import tapegrad as tf`` and compared with what TensorFlow 2.21 / Keras 3.15 computed for
+the same fixed weights (tests/data/real_programs_s14.json, made by
+benchmarks/real_programs_s14_reference.py from the same program text).
 
 Tolerances as in session 13's test: rtol 2e-4 and an atol of 2e-5 times the result's
-largest magnitude (at least 1)."""
+largest magnitude (at least 1). Beside the programs, focused tests of what they found."""
 import json
 import os
 
@@ -114,3 +114,44 @@ def test_keras_ops_on_keras_tensors():
         tf.nn.relu(inputs)
     with pytest.raises(ValueError):
         np.asarray(inputs)
+
+
+def test_space_depth_patches_and_lrn_derivatives():
+    # subpixel_and_patches: depth_to_space, space_to_depth, extract_patches and
+    # local_response_normalization were missing; their values and gradients are compared
+    # with TensorFlow's there, their derivatives with central differences here (float64:
+    # the LRN's own composition, since TensorFlow's LRN refuses float64)
+    from tapegrad.ops.rearrange_ops import _lrn
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 4, 6, 8))
+    check_grads(lambda t: tf.nn.depth_to_space(t, 2), [x], order=2)
+    check_grads(lambda t: tf.nn.space_to_depth(t, 2), [x], order=2)
+    for sizes, strides, rates, padding in [([1, 3, 2, 1], [1, 2, 3, 1], [1, 1, 1, 1], "SAME"),
+                                          ([1, 2, 2, 1], [1, 1, 2, 1], [1, 2, 1, 1], "VALID")]:
+        check_grads(lambda t: tf.image.extract_patches(t, sizes, strides, rates, padding), [x],
+                    order=1)
+    check_grads(lambda t: _lrn(t, 2, 0.5, 0.3, 0.75), [x], order=2)
+    y = tf.constant(x.astype(np.float32))
+    np.testing.assert_array_equal(tf.nn.space_to_depth(tf.nn.depth_to_space(y, 2), 2), y)
+    patches = tf.image.extract_patches(y, [1, 4, 6, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
+    np.testing.assert_array_equal(patches.numpy().reshape(2, 4, 6, 8), x.astype(np.float32))
+
+
+def test_space_depth_patches_and_lrn_errors():
+    # the error types TensorFlow 2.21 raises for these inputs
+    x = tf.ones((1, 4, 4, 6))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.nn.depth_to_space(x, 4)   # 6 channels, not divisible by 16
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.nn.space_to_depth(tf.ones((1, 3, 4, 1)), 2)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.nn.depth_to_space(x, 1)
+    with pytest.raises(tf.errors.UnimplementedError):
+        tf.image.extract_patches(x, [1, 2, 2, 2], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.image.extract_patches(tf.ones((1, 7, 7, 1)), [1, 5, 5, 1], [1, 1, 1, 1],
+                                 [1, 2, 2, 1], "VALID")   # the window is 9 pixels wide
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.nn.local_response_normalization(tf.ones((1, 2, 2, 3), tf.float64))
+    assert tf.image.extract_patches(x, [1, 5, 5, 1], [1, 1, 1, 1], [1, 1, 1, 1],
+                                    "VALID").shape == (1, 0, 0, 150)
