@@ -698,7 +698,7 @@ def multi_io_functional(tf):
     dept_targets = np.eye(num_departments, dtype="float32")[rng.integers(0, 3, size=12)]
     inputs = {"title": title_data, "body": body_data, "tags": tags_data}
     targets = {"priority": priority_targets, "department": dept_targets}
-    h = model.fit(inputs, targets, epochs=2, batch_size=4, verbose=0, shuffle=False)
+    h = model.fit(inputs, targets, epochs=2, batch_size=5, verbose=0, shuffle=False)
     ev = model.evaluate(inputs, targets, batch_size=6, verbose=0, return_dict=True)
     pred = model.predict(inputs, verbose=0)
     out = {f"h_{k}": np.array(v) for k, v in h.history.items()}

@@ -155,3 +155,31 @@ def test_space_depth_patches_and_lrn_errors():
         tf.nn.local_response_normalization(tf.ones((1, 2, 2, 3), tf.float64))
     assert tf.image.extract_patches(x, [1, 5, 5, 1], [1, 1, 1, 1], [1, 1, 1, 1],
                                     "VALID").shape == (1, 0, 0, 150)
+
+
+@pytest.mark.parametrize("run_eagerly", [False, True])
+def test_per_output_losses_count_batches_as_keras_on_tensorflow(run_eagerly):
+    # multi_io_functional (12 rows in batches of 5): Keras on TensorFlow logs each
+    # output's loss as the mean over the batches (its tf.function sees no static batch
+    # size), the total loss as the mean over the rows; with run_eagerly both by rows
+    keras = tf.keras
+    inputs = keras.Input((3,))
+    hidden = keras.layers.Dense(4, activation="tanh")(inputs)
+    model = keras.Model(inputs, [keras.layers.Dense(1, name="a")(hidden),
+                                 keras.layers.Dense(1, name="b")(hidden)])
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(6, 3)).astype(np.float32)
+    ya, yb = (rng.normal(size=(6, 1)).astype(np.float32) for _ in range(2))
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss=["mse", "mae"],
+                  loss_weights=[0.5, 2.0], run_eagerly=run_eagerly)
+    h = model.fit(x, [ya, yb], batch_size=4, epochs=1, verbose=0, shuffle=False)
+    pa, pb = model.predict(x, verbose=0)
+    batches = [slice(0, 4), slice(4, 6)]
+    a = [np.mean((pa[s] - ya[s]) ** 2) for s in batches]
+    b = [np.mean(np.abs(pb[s] - yb[s])) for s in batches]
+    total = [0.5 * ai + 2.0 * bi for ai, bi in zip(a, b)]
+    weights = [4, 2] if run_eagerly else [1, 1]
+    np.testing.assert_allclose(h.history["a_loss"], [np.average(a, weights=weights)], rtol=1e-5)
+    np.testing.assert_allclose(h.history["b_loss"], [np.average(b, weights=weights)], rtol=1e-5)
+    np.testing.assert_allclose(h.history["loss"], [np.average(total, weights=[4, 2])],
+                               rtol=1e-5)

@@ -37,7 +37,8 @@ class _CompiledLoss:
         losses = self.loss if isinstance(self.loss, (list, tuple)) else [self.loss]
         return [losses_module.get(x) if isinstance(x, str) else x for x in losses]
 
-    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
+    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None,
+                 eager=False):
         names = self.output_names
         if isinstance(self.loss, dict):
             preds = _outputs(y_pred, names)
@@ -64,7 +65,12 @@ class _CompiledLoss:
                 fn = losses_module.LossFunctionWrapper(fn)
             value = fn(yt, yp, sample_weight)
             if self.trackers is not None:  # Keras logs each output's unweighted loss
-                self.trackers[i].update_state(value, sample_weight=yp.shape[0])
+                # weighted by the batch's static size: inside the tf.function that Keras on
+                # TensorFlow steps in (unless run_eagerly) that size is None, so each batch
+                # counts once, a short last batch as much as a full one (the total loss
+                # counts each batch by its rows: tf.shape)
+                self.trackers[i].update_state(value, sample_weight=yp.shape[0] if eager
+                                              else None)
             if weights is not None:
                 value = value * weights[i]
             total = value if total is None else total + value

@@ -88,7 +88,8 @@ class Trainer:
                 raise ValueError("No loss to compute. Provide a `loss` argument in "
                                  "`compile()`.")
             return tf.add_n([tf.convert_to_tensor(v) for v in extra])
-        return self.compiled_loss(y, y_pred, sample_weight, regularization_losses=extra)
+        return self.compiled_loss(y, y_pred, sample_weight, regularization_losses=extra,
+                                  eager=self.run_eagerly)
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         self.compiled_metrics.update_state(y, y_pred, sample_weight)
