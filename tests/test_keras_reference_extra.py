@@ -105,11 +105,13 @@ def test_two_output_model_matches_keras():
     model = keras.Model(inp, [keras.layers.Dense(2, name="reg")(h),
                               keras.layers.Dense(3, activation="softmax", name="cls")(h)])
     model.set_weights([DATA[f"{p}/init{i}"] for i in range(6)])
+    # run_eagerly, as the reference ran: compiled, each output's logged loss counts each
+    # batch once (test_real_programs_s14.py's per-output test)
     model.compile(optimizer=keras.optimizers.SGD(0.2),
                   loss={"reg": "mse", "cls": "sparse_categorical_crossentropy"},
                   loss_weights={"reg": 0.5, "cls": 2.0},
                   metrics={"reg": ["mae"], "cls": ["accuracy"]},
-                  weighted_metrics=[[], ["accuracy"]])
+                  weighted_metrics=[[], ["accuracy"]], run_eagerly=True)
     x, ys = DATA[f"{p}/x"], [DATA[f"{p}/y0"], DATA[f"{p}/y1"]]
     hist = model.fit(x, ys, sample_weight=DATA[f"{p}/sample_weight"], batch_size=4,
                      epochs=2, shuffle=False, verbose=0)
