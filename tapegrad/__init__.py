@@ -24,6 +24,7 @@ from tapegrad import config  # noqa: F401
 from tapegrad.config import device  # noqa: F401
 from tapegrad.ops.math_ops import *  # noqa: F401,F403
 from tapegrad.ops.array_ops import *  # noqa: F401,F403
+from tapegrad.ops.indexing_ops import row_gather as gather  # noqa: F401,E402 (TF's Gather)
 from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, norm, tensordot  # noqa: F401
 from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
 from tapegrad.ops.clip_ops import clip_by_global_norm, saturate_cast  # noqa: F401

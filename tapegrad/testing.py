@@ -13,7 +13,7 @@ Python loop over the examples followed by a stack.
 import numpy as np
 
 from tapegrad.core.state import STATE
-from tapegrad.core.tensor import Tensor
+from tapegrad.core.tensor import Tensor, convert_to_tensor
 from tapegrad.util import nest
 
 __all__ = ["check_grads", "check_batching", "assert_same_bits", "assert_identical_bits", "EPS",
@@ -40,16 +40,23 @@ def _call(f, arrays):
     out = f(*[Tensor._wrap(np.array(a)) for a in arrays])
     return [None if o is None else np.asarray(o._value if isinstance(o, Tensor) else o,
                                               dtype=np.float64)
-            for o in nest.flatten(out)]
+            for o in map(_dense, nest.flatten(out))]
+
+
+def _dense(o):
+    """A gradient as ``tf.IndexedSlices`` (through row gathers) as its dense sum."""
+    return convert_to_tensor(o) if getattr(o, "_tf_composite", False) else o
 
 
 def _flat_out(out, like):
-    """AD outputs as float64 arrays, zeros for None (an unconnected output)."""
+    """AD outputs as float64 arrays, zeros for None (an unconnected output); a gradient as
+    ``tf.IndexedSlices`` (through row gathers) as its dense sum."""
     res = []
     for o, l in zip(nest.flatten(out), like):
         if o is None:
             res.append(np.zeros(np.shape(l)))
         else:
+            o = _dense(o)
             res.append(np.asarray(o._value if isinstance(o, Tensor) else o, dtype=np.float64))
     return res
 
@@ -85,7 +92,9 @@ def _derivative_fns(f, float_idx):
             y = f(*args)
         flat_y = [t for t in nest.flatten(y) if t is not None]
         og = list(vs) if isinstance(vs, (list, tuple)) else [vs]
-        return tape.gradient(flat_y, xs, output_gradients=og, unconnected_gradients="zero")
+        # a gather's IndexedSlices as its dense sum: a derivative of it is checked densely
+        return [_dense(g) for g in tape.gradient(flat_y, xs, output_gradients=og,
+                                                   unconnected_gradients="zero")]
 
     def jvp_fn(*args_and_u):
         args = list(args_and_u[:-n_dir])

@@ -662,7 +662,7 @@ def spectrogram_dataset(tf):
                  "logits": model.predict(spec_ds, verbose=0)})
 
 
-# -- what tapegrad does not do yet -------------------------------------------------------
+# -- IndexedSlices: Keras steps an embedding per slice (tapegrad since session 14) ------
 def adam_on_repeated_embedding_rows(tf):
     """Adam on an Embedding whose batch repeats a token: Keras 3 on TensorFlow updates the
     second moment with the square of each unsummed IndexedSlices row (1 + 1, 4 + 9 for the
@@ -678,9 +678,9 @@ def adam_on_repeated_embedding_rows(tf):
     return _out({"embeddings": layer.embeddings})
 
 
-XFAIL_NAMES = ("adam_on_repeated_embedding_rows",)
+XFAIL_NAMES = ()
 
-NAMES = ("fft_power_spectrum", "fft_convolution_2d", "multi_resolution_stft_loss",
+NAMES = ("adam_on_repeated_embedding_rows", "fft_power_spectrum", "fft_convolution_2d", "multi_resolution_stft_loss",
          "griffin_lim", "keras_weight_paths", "custom_training_loop", "dcgan_train_step",
          "style_transfer", "integrated_gradients", "jacobians_and_hessians",
          "fnet_encoder", "spectral_filter", "complex_fft_gradients",

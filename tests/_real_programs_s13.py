@@ -466,16 +466,14 @@ def spring_chain_physics(tf):
                  "det": tf.linalg.det(K)})
 
 
-NAMES = ("text_classifier_pooling", "text_classifier_lstm",
+NAMES = ("text_classifier_pooling", "text_classifier_pooling_adam",
+         "text_classifier_gru_vectorized", "text_classifier_lstm",
          "vae_train_step", "wgan_gp_penalty", "attention_layers", "warmup_schedule_loop",
          "weighted_fit", "batchnorm_dropout_modes", "tf_data_fit", "weights_round_trip",
          "function_signature_vmap", "gnn_message_passing", "spring_chain_physics")
 
 # program -> why tapegrad differs (tests/test_real_programs_s13.py: strict xfails)
-XFAIL = {"text_classifier_pooling_adam": "Keras on TensorFlow's Adam squares unsummed "
-         "IndexedSlices rows",
-         "text_classifier_gru_vectorized": "Keras on TensorFlow's Adam squares unsummed "
-         "IndexedSlices rows (its TextVectorization's vocabulary and ids match)"}
+XFAIL = {}
 XFAIL_NAMES = tuple(XFAIL)
 
 

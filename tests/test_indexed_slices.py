@@ -115,13 +115,14 @@ def test_inside_function():
     np.testing.assert_array_equal(f(tf.constant([1.0, 2.0])).numpy(), [0.0, 3.0, 0.0])
 
 
-@pytest.mark.parametrize("make", [lambda: tf.keras.optimizers.SGD(0.1, momentum=0.9),
-                                  lambda: tf.keras.optimizers.Adam(0.1)])
-def test_optimizers_take_the_dense_sum(make):
+def test_sgd_takes_the_dense_sum():
+    # SGD's step is linear: the slices' sum gives the same bits (Keras's squaring
+    # optimizers: tests/test_sparse_optimizers.py)
     values = np.array([1.0, 2.0], np.float32)
     slices = tf.IndexedSlices(tf.constant(values), tf.constant([0, 0]), tf.constant([3]))
     a, b = tf.Variable([0.5, 0.0, -1.0]), tf.Variable([0.5, 0.0, -1.0])
-    opt_a, opt_b = make(), make()
+    opt_a = tf.keras.optimizers.SGD(0.1, momentum=0.9)
+    opt_b = tf.keras.optimizers.SGD(0.1, momentum=0.9)
     for _ in range(2):
         opt_a.apply_gradients([(slices, a)])
         opt_b.apply_gradients([(tf.constant(_dense(values, [0, 0])), b)])

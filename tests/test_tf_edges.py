@@ -118,7 +118,9 @@ def test_gather_gradient_and_vmap_keep_checking():
     with tf.GradientTape() as tape:
         tape.watch(p)
         y = tf.reduce_sum(tf.gather(p, [2, 2, 0]))
-    assert tape.gradient(y, p).numpy().tolist() == [1.0, 0.0, 2.0]
+    g = tape.gradient(y, p)  # IndexedSlices (a gather's), as in TensorFlow
+    assert isinstance(g, tf.IndexedSlices) and g.indices.numpy().tolist() == [2, 2, 0]
+    assert tf.convert_to_tensor(g).numpy().tolist() == [1.0, 0.0, 2.0]
     f = tf.vectorized_map(lambda i: tf.gather(p, i), tf.constant([[0], [2]]))
     assert f.numpy().tolist() == [[1.0], [3.0]]
     with pytest.raises(tf.errors.InvalidArgumentError):

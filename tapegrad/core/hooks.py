@@ -10,7 +10,8 @@ compiled-derivative cache is interpreted, a Hessian without ``sparsity`` is dens
 >>> from tapegrad.core import hooks
 >>> sorted(hooks.NAMES)  # doctest: +NORMALIZE_WHITESPACE
 ['batch_coupling', 'compiled_gradient', 'compiled_jacobian', 'complex_rules',
- 'recorded_gradient', 'sparse_hessian', 'sparse_jacobian', 'stack', 'symbolic_sizes']
+ 'indexed_slices', 'recorded_gradient', 'sparse_hessian', 'sparse_jacobian', 'stack',
+ 'symbolic_sizes']
 """
 
 
@@ -56,9 +57,15 @@ batch_coupling = None
 # Primitive; the primitives made before complex.py are adapted when it is imported)
 complex_rules = None
 
+# ops/indexed_slices.py: ``indexed_slices(parts, dense_shape)``, the ``tf.IndexedSlices``
+# of the rows of row gathers' output cotangents at their indices (``parts``: one
+# ``(cotangent, indices)`` pair per gather), concatenated: a gradient through row gathers
+# (tape/sparse_rows.py); without it such gradients stay dense
+indexed_slices = None
+
 NAMES = frozenset(("symbolic_sizes", "stack", "compiled_gradient",
                    "compiled_jacobian", "recorded_gradient", "sparse_hessian", "sparse_jacobian",
-                   "batch_coupling", "complex_rules"))
+                   "batch_coupling", "complex_rules", "indexed_slices"))
 
 
 def install(**functions):

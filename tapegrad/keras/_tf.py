@@ -9,6 +9,7 @@ from tapegrad.core.dtypes import (  # noqa: F401
     as_dtype, bool_ as bool, float32, float64, int32, int64, string)
 from tapegrad.core.tensor import Tensor, Variable, constant, convert_to_tensor, is_tensor  # noqa: F401
 from tapegrad.ops.array_ops import *  # noqa: F401,F403
+from tapegrad.ops.indexing_ops import row_gather as gather  # noqa: F401 (TF's Gather)
 from tapegrad.ops.indexed_slices import IndexedSlices  # noqa: F401
 from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, norm, tensordot  # noqa: F401
 from tapegrad.ops.math_ops import *  # noqa: F401,F403

@@ -9,6 +9,7 @@ from tapegrad.errors import InvalidArgumentError
 from tapegrad.ops._convert import axis1, tensor
 from tapegrad.ops import math_ops
 from tapegrad.ops.array_ops import concat, gather, range as _range, reshape, transpose
+from tapegrad.tape import sparse_rows
 from tapegrad.ops.linalg_ops import clip_by_norm
 from tapegrad.primitives.bounds import check_indices_p, gather_message
 
@@ -62,7 +63,7 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
         if bad.size:
             k = int(bad[0])
             raise InvalidArgumentError(f"indices[{k}] = {int(iv[k])} is not in [0, {n})")
-    rows = gather(p, i)
+    rows = sparse_rows.mark(gather(p, i))  # TensorFlow's Gather: IndexedSlices gradients
     if max_norm is not None:
         # each looked-up row (all axes after the ids' axes) is clipped as a whole
         rows = clip_by_norm(rows, max_norm, axes=list(range(i.ndim, rows.ndim)))

@@ -1,11 +1,12 @@
 """``tf.IndexedSlices``: rows ``values[i]`` of a tensor of shape ``dense_shape`` at row
 ``indices[i]``, rows that repeat summed when it is made dense.
 
-TensorFlow gives a variable's gradient in this form where the variable is read only through
-``tf.gather``; tapegrad's gradients are always dense (the README's differences). Programs still
-build IndexedSlices, test for them (``isinstance(g, tf.IndexedSlices)``) and pass them on:
-``tf.convert_to_tensor`` and every op densify them as TensorFlow does, ``tf.clip_by_norm`` and
-``tf.clip_by_global_norm`` clip their rows, and optimizers take them as their dense sum.
+``GradientTape.gradient`` gives a tensor's or variable's gradient in this form where it
+reaches the target only through ``tf.gather`` on its first axis (an embedding lookup), as
+TensorFlow does (tape/sparse_rows.py). Programs build IndexedSlices, test for them
+(``isinstance(g, tf.IndexedSlices)``) and pass them on: ``tf.convert_to_tensor`` and every op
+densify them as TensorFlow does, ``tf.clip_by_norm`` and ``tf.clip_by_global_norm`` clip their
+rows, and Keras's optimizers step them per slice as its TensorFlow backend does.
 
 >>> import tapegrad as tf
 >>> s = tf.IndexedSlices(tf.constant([[1.0, 2.0], [3.0, 4.0]]), tf.constant([1, 1]),
@@ -14,6 +15,7 @@ build IndexedSlices, test for them (``isinstance(g, tf.IndexedSlices)``) and pas
 [[0.0, 0.0], [4.0, 6.0], [0.0, 0.0]]
 """
 from tapegrad.core import dtypes as _dt
+from tapegrad.core import hooks
 from tapegrad.core.tensor import Tensor, convert_to_tensor
 
 
@@ -90,3 +92,21 @@ def rows_of(t):
     if isinstance(t, IndexedSlices):
         return t.values, lambda v: IndexedSlices(v, t.indices, t.dense_shape)
     return t, lambda v: v
+
+
+def _gradient_slices(parts, dense_shape):
+    """The hook ``hooks.indexed_slices``: ``parts`` holds each row gather's ``(output
+    cotangent, indices)``, in the gathers' order; their rows at their indices (int64 where
+    the gathers' index dtypes differ) make one IndexedSlices of ``dense_shape``."""
+    from tapegrad.ops.shape_ops import cast, concat, reshape
+    row = list(dense_shape[1:])
+    values = [reshape(g, [-1] + row) for g, _ in parts]
+    indices = [reshape(i, [-1]) for _, i in parts]
+    if len({i.dtype for i in indices}) > 1:
+        indices = [cast(i, "int64") for i in indices]
+    if len(values) > 1:
+        values, indices = [concat(values, 0)], [concat(indices, 0)]
+    return IndexedSlices(values[0], indices[0], convert_to_tensor(dense_shape, "int32"))
+
+
+hooks.install(indexed_slices=_gradient_slices)

@@ -7,6 +7,7 @@ from tapegrad.ops._convert import axis1, tensor
 from tapegrad.ops.shape_ops import reshape
 from tapegrad.primitives import elementwise
 from tapegrad.primitives import gather as gather_prims
+from tapegrad.tape import sparse_rows
 from tapegrad.primitives.bounds import check_indices_p, nd_message
 from tapegrad.errors import InvalidArgumentError
 
@@ -42,6 +43,19 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     # take checks the indices (eager or compiled): TensorFlow's InvalidArgumentError for
     # one outside [0, n), a negative one included (NumPy would count it from the end)
     return bind(gather_prims.take_p, x, i, axis=a)
+
+
+def row_gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """``tf.gather`` as programs call it: ``gather``, whose output a tape knows for a
+    TensorFlow ``Gather`` (a source read only through such gathers on its first axis gets a
+    ``tf.IndexedSlices`` gradient, tape/sparse_rows.py). tapegrad's own ops gather with
+    ``gather``: where TensorFlow's kernels give dense gradients, so do they.
+
+    >>> import tapegrad as tf
+    >>> tf.gather([[1.0, 2.0], [3.0, 4.0]], [1]).numpy().tolist()
+    [[3.0, 4.0]]
+    """
+    return sparse_rows.mark(gather(params, indices, validate_indices, axis, batch_dims))
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):

@@ -20,6 +20,8 @@ from tapegrad.core.state import STATE, Interpreter
 from tapegrad.core import dtypes as _dt
 from tapegrad.core.tensor import Tensor, Variable
 from tapegrad.tape.backward import backward
+from tapegrad.tape import sparse_rows
+from tapegrad.primitives.gather import take_p
 from tapegrad.tape.tape_jacobian import JacobianMethods
 from tapegrad.tape.tape_support import (  # noqa: F401  (UnconnectedGradients: public here)
     UnconnectedGradients, _WeakDict, _concrete_floats, _float_tensors, _is_float,
@@ -45,7 +47,7 @@ class GradientTape(JacobianMethods, Interpreter):
     records = uses_custom_vjp = True
     __slots__ = ("_persistent", "_watch_accessed_variables", "_entered", "_paused", "_used",
                  "_lazy", "_entries", "_watched", "_keep", "_variables", "_derived",
-                 "__weakref__")
+                 "_takes", "__weakref__")
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
@@ -55,6 +57,7 @@ class GradientTape(JacobianMethods, Interpreter):
         self._lazy = None
         self._entries, self._watched, self._keep = [], set(), []
         self._variables, self._derived = {}, []
+        self._takes = False  # a row gather is recorded: gradients may be tf.IndexedSlices
 
     def _clear(self):
         self._lazy = None  # id(gradient result) -> (weakref, recompute function), when needed
@@ -63,6 +66,7 @@ class GradientTape(JacobianMethods, Interpreter):
         self._keep = []          # watched tensors and variables, kept alive
         self._variables = {}     # uid -> watched Variable
         self._derived = []       # (start, end): entries recorded by a derivative computation
+        self._takes = False      # a row gather recorded (tape/sparse_rows.py)
 
     # -- context --------------------------------------------------------------------------
     def __enter__(self):
@@ -140,6 +144,8 @@ class GradientTape(JacobianMethods, Interpreter):
             return
         self._entries.append((prim, args, params, out))
         w.add(id(out))
+        if prim is take_p:
+            self._takes = True
 
     def record_many(self, ops, roots=None):
         """``record`` of each ``(prim, args, params, out)`` of ``ops``, in order, in one call
@@ -391,7 +397,16 @@ class GradientTape(JacobianMethods, Interpreter):
         return nest.pack_sequence_as(sources, out)
 
     def _backward(self, entries, target_cts, source_ids):
-        """The reverse pass, recorded by whoever records this tape's gradients."""
+        """The reverse pass, recorded by whoever records this tape's gradients; a source
+        read only through row gathers gets ``tf.IndexedSlices`` (tape/sparse_rows.py)."""
+        if self._takes and sparse_rows.any_marked():
+            found, extra = sparse_rows.plan(entries, len(entries), source_ids, target_cts)
+            if found:
+                cts = self._backward_dense(entries, target_cts, source_ids | extra)
+                return sparse_rows.rows(cts, found, source_ids)
+        return self._backward_dense(entries, target_cts, source_ids)
+
+    def _backward_dense(self, entries, target_cts, source_ids):
         recs = self._recorders_for_backward()
         st = STATE.stack
         if recs is st.recorders and len(recs) == len(st.interpreters):

@@ -16,7 +16,7 @@ import numpy as np
 from tapegrad.keras import _tf as tf
 from tapegrad.core.state import STATE
 from tapegrad.keras import backend, initializers
-from tapegrad.keras.optimizers import fused
+from tapegrad.keras.optimizers import fused, sliced
 from tapegrad.keras.layers.base import set_variable_path, variable_path
 from tapegrad.train import checkpoint
 
@@ -31,6 +31,12 @@ class _TensorOps:
     @staticmethod
     def power(a, b):
         return tf.pow(a, b)
+
+    @staticmethod
+    def quotient_square(q, num, g, den):
+        """``square(q)`` of ``q = -(num * g) / den`` (Adadelta's step; per slice in
+        keras/optimizers/sliced.py)."""
+        return tf.square(q)
 
     @staticmethod
     def cast(x, dtype):
@@ -52,6 +58,10 @@ class _ArrayOps:
     """The same operations on the variables' arrays, for an eager step nothing records."""
     sqrt, square, maximum, minimum, power = np.sqrt, np.square, np.maximum, np.minimum, np.power
     abs, sign = np.abs, np.sign
+
+    @staticmethod
+    def quotient_square(q, num, g, den):
+        return np.square(q)
 
     @staticmethod
     def cast(x, dtype):
@@ -305,18 +315,21 @@ class Optimizer:
                                  "working with a new set of variables, you should recreate a "
                                  "new optimizer instance.")
         grads, trainable_variables = self._filter_empty_gradients(grads, trainable_variables)
-        if not _PLAIN_GRADS.issuperset(map(type, grads)):
-            # tf.IndexedSlices as its dense sum (Keras's TensorFlow backend steps Adam, RMSprop
-            # and Adagrad per slice: the README's differences); SGD's step is the same
-            grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
-                     for g in grads]
-        if self.loss_scale_factor is not None:
-            grads = [g / self.loss_scale_factor for g in grads]
-        grads = self._clip_gradients(grads)
-        fast = STATE.stack.idle and type(self).update_step is Optimizer.update_step and (
-            _PLAIN_GRADS.issuperset(map(type, grads)) or all(
-                type(g) is tf.Tensor or isinstance(g, np.ndarray) for g in grads))
-        xp = _ArrayOps if fast else _TensorOps
+        if not _PLAIN_GRADS.issuperset(map(type, grads)) and any(
+                isinstance(g, tf.IndexedSlices) for g in grads):
+            # an embedding's gradient: stepped per slice, as Keras's TensorFlow backend does
+            # (keras/optimizers/sliced.py)
+            grads, xp = sliced.step_ops(self, grads, _TensorOps,
+                                         type(self).update_step is not Optimizer.update_step)
+            fast = False
+        else:
+            if self.loss_scale_factor is not None:
+                grads = [g / self.loss_scale_factor for g in grads]
+            grads = self._clip_gradients(grads)
+            fast = STATE.stack.idle and type(self).update_step is Optimizer.update_step and (
+                _PLAIN_GRADS.issuperset(map(type, grads)) or all(
+                    type(g) is tf.Tensor or isinstance(g, np.ndarray) for g in grads))
+            xp = _ArrayOps if fast else _TensorOps
         if fast:
             grads = [g._value if type(g) is tf.Tensor else g for g in grads]
         self._apply(xp, grads, trainable_variables)
@@ -331,7 +344,7 @@ class Optimizer:
 
     def _apply(self, xp, grads, variables):
         lr_value = self.learning_rate
-        step_value = self._iterations + 1 if xp is _TensorOps else self._iterations._value + 1
+        step_value = self._iterations + 1 if xp is not _ArrayOps else self._iterations._value + 1
         if self.weight_decay is not None:
             for v in variables:
                 if self._use_weight_decay(v):

@@ -105,7 +105,16 @@ class Adafactor(Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
         lr = tf.cast(learning_rate, dtype)
-        gradient = tf.cast(gradient, dtype)
+        slices = None
+        if isinstance(gradient, tf.IndexedSlices):  # an embedding's: squared per slice
+            n = tf.cast(gradient.dense_shape[0], "int32")
+            values = tf.cast(gradient.values, dtype)
+            slices = (values, gradient.indices, n)
+            grad_square = tf.math.unsorted_segment_sum(tf.square(values), gradient.indices, n)
+            gradient = tf.math.unsorted_segment_sum(values, gradient.indices, n)
+        else:
+            gradient = tf.cast(gradient, dtype)
+            grad_square = tf.square(gradient)
         epsilon_2 = tf.cast(self.epsilon_2, dtype)
         one = tf.cast(1.0, dtype)
         local_step = tf.cast(self.iterations + 1, dtype)
@@ -115,7 +124,7 @@ class Adafactor(Optimizer):
         r, c, v = self._r[i], self._c[i], self._v[i]
         rho_t = tf.minimum(lr, 1 / tf.sqrt(local_step))
         alpha_t = tf.maximum(epsilon_2, self._rms(variable)) * rho_t
-        grad_square = tf.square(gradient) + self.epsilon_1
+        grad_square = grad_square + self.epsilon_1
         beta_2_t = 1 - tf.pow(local_step, self.beta_2_decay)
         if len(variable.shape) >= 2:
             r.assign(beta_2_t * r + (1 - beta_2_t) * tf.reduce_mean(grad_square, axis=-1))
@@ -125,5 +134,12 @@ class Adafactor(Optimizer):
         else:
             v.assign(beta_2_t * v + (1 - beta_2_t) * grad_square)
         u_t = gradient / tf.sqrt(v)
-        u_t_hat = u_t / tf.maximum(one, self._rms(u_t) / self.clip_threshold)
+        if slices is None:
+            rms_u = self._rms(u_t)
+        else:  # Keras's update is per slice too: its root mean square sums squared slices
+            values, indices, n = slices
+            u_rows = values / tf.gather(tf.sqrt(v), indices)
+            rms_u = tf.sqrt(tf.reduce_mean(
+                tf.math.unsorted_segment_sum(tf.square(u_rows), indices, n)))
+        u_t_hat = u_t / tf.maximum(one, rms_u / self.clip_threshold)
         variable.assign_sub(alpha_t * u_t_hat)

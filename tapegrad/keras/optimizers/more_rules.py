@@ -47,8 +47,9 @@ class Adadelta(Optimizer):
     def _rule(self, xp, g, v, slots, lr):
         rho = self.rho
         acc_g = rho * slots[0] + (1 - rho) * xp.square(g)
-        delta = -((xp.sqrt(slots[1] + self.epsilon) * g) / xp.sqrt(acc_g + self.epsilon))
-        acc_d = rho * slots[1] + (1 - rho) * xp.square(delta)
+        num, den = xp.sqrt(slots[1] + self.epsilon), xp.sqrt(acc_g + self.epsilon)
+        delta = -((num * g) / den)
+        acc_d = rho * slots[1] + (1 - rho) * xp.quotient_square(delta, num, g, den)
         return v + lr * delta, (acc_g, acc_d)
 
 
