@@ -118,7 +118,9 @@ def saliency_and_fgsm(tf):
 #    classification with Vision Transformer" (shrunk), an AlexNet-style LRN block ----------
 def subpixel_and_patches(tf):
     """ESPCN's sub-pixel upsampling (tf.nn.depth_to_space in a Lambda) on images of unknown
-    size, fit with Adam; the ViT tutorial's Patches layer (tf.image.extract_patches and a
+    size, fit with Adam, then a custom loop over a tf.data augmentation (rot90,
+    adjust_brightness, adjust_gamma) with tf.nn.compute_average_loss, and the tutorial's
+    PSNR; crops and pads of tf.image; the ViT tutorial's Patches layer (tf.image.extract_patches and a
     reshape) and PatchEncoder (projection plus position embedding) in a small classifier;
     tf.nn.local_response_normalization after a convolution; space_to_depth's gradient."""
     keras = tf.keras
@@ -133,6 +135,25 @@ def subpixel_and_patches(tf):
     high = rng.uniform(size=(4, 10, 10, 1)).astype(np.float32)
     espcn.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
     h_sr = espcn.fit(low, high, batch_size=2, epochs=2, verbose=0, shuffle=False)
+
+    def augment(lo, hi):  # a tf.data augmentation, then a custom loop's averaged loss
+        lo, hi = tf.image.rot90(lo, k=1), tf.image.rot90(hi, k=1)
+        return tf.image.adjust_brightness(lo, 0.1), tf.image.adjust_gamma(hi, 0.9)
+
+    loss_object = keras.losses.MeanSquaredError(reduction="none")
+    sr_opt = keras.optimizers.SGD(0.05)
+    loop_losses = []
+    for lo, hi in tf.data.Dataset.from_tensor_slices((low, high)).map(augment).batch(3):
+        with tf.GradientTape() as tape:
+            per_example = tf.reduce_mean(loss_object(hi, espcn(lo)), axis=[1, 2])
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=4)
+        grads = tape.gradient(loss, espcn.trainable_variables)
+        sr_opt.apply_gradients(zip(grads, espcn.trainable_variables))
+        loop_losses.append(float(loss))
+    psnr = tf.image.psnr(espcn(low), high, max_val=1.0)
+    framed = tf.image.pad_to_bounding_box(tf.image.crop_to_bounding_box(
+        tf.image.transpose(high), 1, 2, 6, 5), 2, 1, 9, 7)
+    centred = tf.image.resize_with_crop_or_pad(high, 12, 7)
 
     class Patches(layers.Layer):
         def __init__(self, patch_size):
@@ -178,7 +199,8 @@ def subpixel_and_patches(tf):
         tape.watch(x)
         s2d = tf.nn.space_to_depth(x, 2)
         loss = tf.reduce_sum(tf.sin(s2d) * tf.range(8, dtype=tf.float32))
-    return _out({"sr_loss": np.array(h_sr.history["loss"]),
+    return _out({"sr_loss": np.array(h_sr.history["loss"]), "loop_losses": np.array(loop_losses),
+                 "psnr": psnr, "framed": framed, "centred": centred,
                  "sr_pred": espcn.predict(low[:1], verbose=0),
                  "sr_bigger": espcn(rng.uniform(size=(1, 3, 4, 1)).astype(np.float32)),
                  "vit_loss": np.array(h_vit.history["loss"]),
@@ -404,7 +426,9 @@ def schedules_and_clipping(tf):
 def conv_autoencoder_zoo(tf):
     """SeparableConv2D(depth_multiplier), BatchNormalization, DepthwiseConv2D(strides),
     Conv2D(dilation), UpSampling2D, Conv2DTranspose (same and valid, strides), Cropping2D,
-    Add, and a Conv1D branch (causal, dilated, strided) with UpSampling1D; fit with Adam."""
+    Add, and a Conv1D branch (causal, dilated, strided) with UpSampling1D; fit with Adam;
+    a 3-D U-Net step (Conv3D, MaxPooling3D, UpSampling3D) fit with the Dice loss, the
+    Tversky loss, ZeroPadding3D and Cropping3D."""
     keras = tf.keras
     layers = keras.layers
     inp = keras.Input((8, 8, 2))
@@ -435,6 +459,23 @@ def conv_autoencoder_zoo(tf):
         h = model.fit(data, data, batch_size=3, epochs=2, verbose=0, shuffle=False)
         out[f"{name}_loss"] = np.array(h.history["loss"])
         out[f"{name}_pred"] = model.predict(data[:2], verbose=0)
+    vol_in = keras.Input((4, 6, 6, 1))  # a 3-D U-Net step with the Dice loss
+    v1 = layers.Conv3D(3, 3, padding="same", activation="relu")(vol_in)
+    v2 = layers.Conv3D(3, 3, padding="same", activation="relu")(layers.MaxPooling3D(2)(v1))
+    vol_out = layers.Conv3D(1, 1, activation="sigmoid")(
+        layers.Concatenate()([v1, layers.UpSampling3D(2)(v2)]))
+    vol_model = keras.Model(vol_in, vol_out)
+    fix_weights(vol_model, seed=15)
+    volumes = rng.uniform(size=(4, 4, 6, 6, 1)).astype(np.float32)
+    masks = (volumes > 0.5).astype(np.float32)
+    vol_model.compile(optimizer=keras.optimizers.Adam(0.05),
+                      loss=keras.losses.Dice(axis=(1, 2, 3, 4)))
+    out["vol_loss"] = np.array(vol_model.fit(volumes, masks, batch_size=2, epochs=2, verbose=0,
+                                             shuffle=False).history["loss"])
+    pred = vol_model.predict(volumes[:2], verbose=0)
+    out["vol_tversky"] = keras.losses.Tversky(alpha=0.7, beta=0.3)(masks[:2], pred)
+    out["vol_padded"] = layers.Cropping3D(((1, 0), (0, 2), 1))(
+        layers.ZeroPadding3D(((0, 1), (2, 0), 1))(pred))
     out["bn_mean"] = image_model.layers[2].moving_mean
     out["bn_var"] = image_model.layers[2].moving_variance
     return _out(out)

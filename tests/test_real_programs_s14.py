@@ -183,3 +183,63 @@ def test_per_output_losses_count_batches_as_keras_on_tensorflow(run_eagerly):
     np.testing.assert_allclose(h.history["b_loss"], [np.average(b, weights=weights)], rtol=1e-5)
     np.testing.assert_allclose(h.history["loss"], [np.average(total, weights=[4, 2])],
                                rtol=1e-5)
+
+
+def test_image_geometry_and_average_loss_derivatives():
+    # subpixel_and_patches: tf.image's rot90, transpose, crops, pads, adjust_brightness,
+    # adjust_gamma, psnr and tf.nn.compute_average_loss were missing; their values and
+    # gradients are compared with TensorFlow's there, derivatives with differences here
+    rng = np.random.default_rng(2)
+    img = rng.uniform(0.1, 1.0, size=(2, 5, 6, 3))
+    for k in range(4):
+        check_grads(lambda t: tf.image.rot90(t, k=k), [img], order=1)
+    check_grads(lambda t: tf.image.resize_with_crop_or_pad(tf.image.transpose(t), 7, 3), [img],
+                order=1)
+    check_grads(lambda t: tf.image.pad_to_bounding_box(
+        tf.image.crop_to_bounding_box(t, 1, 2, 3, 4), 2, 0, 6, 5), [img], order=1)
+    check_grads(lambda t: tf.image.adjust_gamma(tf.image.adjust_brightness(t, 0.2), 0.7, 1.3),
+                [img], order=2)
+    check_grads(lambda t, w: tf.nn.compute_average_loss(t * t, sample_weight=w,
+                                                        global_batch_size=3),
+                [rng.normal(size=(2, 4)), rng.uniform(size=(2,))], order=2)
+    x = tf.constant(img.astype(np.float32))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        value = tf.image.psnr(x, x * 0.5, max_val=1.0)   # 20 log10(1) - 10 log10(mse)
+    mse = np.mean((img * 0.5) ** 2, axis=(1, 2, 3))
+    np.testing.assert_allclose(value.numpy(), -10 * np.log10(mse), rtol=1e-5)
+    want = -10 / np.log(10) / mse[:, None, None, None] * 2 * 0.25 * img / img[0].size
+    np.testing.assert_allclose(tape.gradient(value, x).numpy(), want, rtol=1e-4)
+
+
+def test_dice_tversky_and_volume_layers():
+    # conv_autoencoder_zoo's 3-D U-Net: the Dice and Tversky losses, UpSampling3D,
+    # ZeroPadding3D and Cropping3D were missing; values against TensorFlow there,
+    # derivatives here (the losses by differences, the layers' adjoints exactly)
+    keras = tf.keras
+    rng = np.random.default_rng(4)
+    y_true = (rng.uniform(size=(2, 3, 4, 1)) > 0.5).astype(np.float64)
+    check_grads(lambda p: keras.losses.dice(y_true, p, axis=(1, 2, 3)),
+                [rng.uniform(size=(2, 3, 4, 1))], order=2)
+    check_grads(lambda p: keras.losses.tversky(y_true, p, alpha=0.7, beta=0.3),
+                [rng.uniform(size=(2, 3, 4, 1))], order=2)
+    x = tf.constant(rng.normal(size=(1, 2, 3, 2, 2)).astype(np.float32))
+    cot = rng.normal(size=(1, 4, 3, 6, 2)).astype(np.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        up = keras.layers.UpSampling3D((2, 1, 3))(x)
+        loss = tf.reduce_sum(up * cot)
+    np.testing.assert_array_equal(up.numpy(), np.repeat(np.repeat(x.numpy(), 2, 1), 3, 3))
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(),
+                               cot.reshape(1, 2, 2, 3, 2, 3, 2).sum(axis=(2, 5)), rtol=1e-5,
+                               atol=1e-6)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        padded = keras.layers.ZeroPadding3D(((1, 0), 2, (0, 1)))(x)
+        back = keras.layers.Cropping3D(((1, 0), 2, (0, 1)))(padded)
+        loss = tf.reduce_sum(back * x)
+    assert padded.shape == (1, 3, 7, 3, 2)
+    np.testing.assert_array_equal(back.numpy(), x.numpy())
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), 2 * x.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError):
+        keras.layers.Cropping3D(((1, 1), 0, 0))(x)

@@ -13,6 +13,7 @@ from tapegrad.ops.indexing_ops import row_gather as gather  # noqa: F401 (TF's G
 from tapegrad.ops.indexed_slices import IndexedSlices  # noqa: F401
 from tapegrad.ops.linalg_ops import clip_by_norm, einsum, matmul, norm, tensordot  # noqa: F401
 from tapegrad.ops.math_ops import *  # noqa: F401,F403
+from tapegrad.ops.gather_ops import repeat  # noqa: F401
 from tapegrad.ops.nn_ops import sigmoid  # noqa: F401
 from tapegrad.tape.gradient_tape import GradientTape  # noqa: F401
 from tapegrad.util import nest  # noqa: F401

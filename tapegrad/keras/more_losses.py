@@ -1,6 +1,7 @@
 """More of ``tf.keras.losses``: percentage and logarithmic errors, log-cosh, Poisson, cosine
-similarity, the hinges and the focal crossentropies, with Keras 3's formulas (the TensorFlow
-backend's order of operations), defaults and names. ``losses.py`` re-exports them and makes their classes.
+similarity, the hinges, the focal crossentropies, the Dice and Tversky overlaps, with Keras
+3's formulas (the TensorFlow backend's order of operations), defaults and names.
+``losses.py`` re-exports them and makes their classes.
 
 >>> from tapegrad import keras
 >>> round(float(keras.losses.Hinge()([[0.0, 1.0]], [[0.5, 0.5]])), 4)
@@ -148,13 +149,35 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_l
     return tf.reduce_sum(weighting * cce, axis=axis)
 
 
+
+def dice(y_true, y_pred, axis=None):
+    """1 - 2 sum(y_true * y_pred) / (sum(y_true) + sum(y_pred) + epsilon), over ``axis``
+    (all axes by default; ``axis=(1, 2, 3)`` gives one loss per image of a segmentation)."""
+    y_pred = tf.convert_to_tensor(y_pred)
+    y_true = tf.cast(tf.convert_to_tensor(y_true), y_pred.dtype)
+    intersection = tf.reduce_sum(y_true * y_pred, axis=axis)
+    total = tf.reduce_sum(y_true, axis=axis) + tf.reduce_sum(y_pred, axis=axis)
+    return 1 - (2.0 * intersection) / (total + backend.epsilon())
+
+
+def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
+    """1 - TP / (TP + alpha * FN' + beta * FP' + epsilon), with Keras's terms: TP the sum of
+    y_true * y_pred, alpha weighing sum((1 - y_pred) * y_true), beta sum(y_pred * (1 - y_true));
+    alpha = beta = 0.5 is the Dice loss."""
+    y_pred = tf.convert_to_tensor(y_pred)
+    y_true = tf.cast(tf.convert_to_tensor(y_true), y_pred.dtype)
+    intersection = tf.reduce_sum(y_true * y_pred, axis=axis)
+    fp = tf.reduce_sum((1 - y_pred) * y_true, axis=axis)
+    fn = tf.reduce_sum(y_pred * (1 - y_true), axis=axis)
+    return 1 - intersection / (intersection + fp * alpha + fn * beta + backend.epsilon())
+
 mape = MAPE = mean_absolute_percentage_error
 msle = MSLE = mean_squared_logarithmic_error
 
 __all__ = ["mean_absolute_percentage_error", "mean_squared_logarithmic_error", "log_cosh",
            "poisson", "cosine_similarity", "hinge", "squared_hinge", "categorical_hinge",
            "binary_focal_crossentropy", "categorical_focal_crossentropy", "mape", "MAPE",
-           "msle", "MSLE"]
+           "msle", "MSLE", "dice", "tversky"]
 
 # the classes (made in losses.py by its wrapper): name -> (function, keyword defaults)
 CLASSES = {
@@ -170,10 +193,12 @@ CLASSES = {
     "CategoricalFocalCrossentropy": (categorical_focal_crossentropy, (
         ("alpha", 0.25), ("gamma", 2.0), ("from_logits", False), ("label_smoothing", 0.0),
         ("axis", -1))),
+    "Dice": (dice, (("axis", None),)),
+    "Tversky": (tversky, (("alpha", 0.5), ("beta", 0.5), ("axis", None))),
 }
 
 FUNCTIONS = {f.__name__: f for f in (
     mean_absolute_percentage_error, mean_squared_logarithmic_error, log_cosh, poisson,
     cosine_similarity, hinge, squared_hinge, categorical_hinge, binary_focal_crossentropy,
-    categorical_focal_crossentropy)}
+    categorical_focal_crossentropy, dice, tversky)}
 FUNCTIONS.update(mape=mape, MAPE=mape, msle=msle, MSLE=msle)

@@ -1,13 +1,16 @@
 """``tf.nn.weighted_cross_entropy_with_logits`` and ``tf.nn.log_poisson_loss``, in the
-numerically stable forms TensorFlow documents, composed of differentiable ops."""
+numerically stable forms TensorFlow documents, composed of differentiable ops, and
+``tf.nn.compute_average_loss``, the per-example losses of a custom loop averaged."""
 import math
+
+import numpy as np
 
 from tapegrad.ops import array_ops
 from tapegrad.ops import math_ops
 from tapegrad.ops._convert import tensor
 from tapegrad.ops.nn_ops import relu
 
-__all__ = ["weighted_cross_entropy_with_logits", "log_poisson_loss"]
+__all__ = ["weighted_cross_entropy_with_logits", "log_poisson_loss", "compute_average_loss"]
 
 
 def _same_shape(a, b, names):
@@ -55,3 +58,27 @@ def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
                          math_ops.multiply(0.5, math_ops.log(math_ops.multiply(2 * math.pi, safe))))
         result = math_ops.add(result, math_ops.where(above, stirling, array_ops.zeros_like(targets)))
     return result
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """The sum of the (weighted) per-example losses over the global batch size: the loss
+    of a custom training loop, averaged as in a distribution strategy of one replica
+    (``global_batch_size`` defaults to the first dimension)."""
+    losses = tensor(per_example_loss)
+    if losses.ndim == 0:
+        raise ValueError("Invalid value passed for `per_example_loss`. Expected a tensor "
+                         f"with at least rank 1. Received per_example_loss={losses!r} with "
+                         "rank 0")
+    if sample_weight is not None:
+        weight = tensor(sample_weight, losses.dtype)
+        if 0 < weight.ndim == losses.ndim - 1:  # one weight per example of a row of losses
+            weight = array_ops.expand_dims(weight, -1)
+        losses = losses * weight
+    if global_batch_size is None:
+        global_batch_size = losses.shape[0]
+    elif np.dtype(getattr(global_batch_size, "dtype", type(global_batch_size))).kind not in "iu":
+        raise TypeError(f"`global_batch_size` must be an integer, got {global_batch_size!r}")
+    total = math_ops.reduce_sum(losses)
+    if np.dtype(losses.dtype).kind != "f":  # TensorFlow divides integers into float64
+        return tensor(total, "float64") / tensor(global_batch_size, "float64")
+    return math_ops.divide_no_nan(total, tensor(global_batch_size, losses.dtype))

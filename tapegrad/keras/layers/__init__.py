@@ -45,6 +45,7 @@ from tapegrad.keras.layers.reshaping import (  # noqa: F401
 from tapegrad.keras.layers.wrappers import TimeDistributed  # noqa: F401
 from tapegrad.keras.layers.more_reshaping import (  # noqa: F401
     Cropping1D, Cropping2D, UpSampling1D, ZeroPadding1D)
+from tapegrad.keras.layers.volumetric import Cropping3D, UpSampling3D, ZeroPadding3D  # noqa: F401
 
 GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D = (
     GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D)
