@@ -1,6 +1,6 @@
 """Keras 3's ``keras.ops`` results (values and dtypes) for the functions of
-tapegrad/keras/ops/math_more.py, linalg_more.py, signal_more.py, pooling.py, einops.py and
-``associative_scan``, for tests/test_keras_ops_s14b.py, in the form of
+tapegrad/keras/ops/math_more.py, linalg_more.py, signal_more.py, pooling.py, einops.py,
+image.py and ``associative_scan``, for tests/test_keras_ops_s14b.py, in the form of
 benchmarks/keras_ops_more_reference.py (an expression over ``ops`` and ``np`` per case; an
 exception's type is its result), and the names of Keras's ``keras.ops`` sub-namespaces.
 Run in the bench environment:
@@ -28,6 +28,9 @@ VOL = "np.sin(np.arange(1 * 5 * 4 * 6 * 2, dtype='float32')).reshape(1, 5, 4, 6,
 NCHW = "(np.arange(2 * 2 * 5 * 4, dtype='float32').reshape(2, 2, 5, 4) / 10.0)"
 T = "np.arange(24, dtype='float32').reshape(2, 3, 4)"
 C = "ops.convert_to_tensor"
+RGB = "np.abs(np.sin(np.arange(2 * 4 * 5 * 3, dtype='float32'))).reshape(2, 4, 5, 3)"
+GREYS = ("np.array([[[[0.5, 0.5, 0.5], [0.0, 0.0, 0.0], [1.0, 1.0, 0.2], [0.3, 0.9, 0.9], "
+         "[0.7, 0.2, 0.7]]]], 'float32')")
 # (Keras's TensorFlow backend reads a NumPy input's shape as a tensor's in the
 # channels_last adaptive pools, so those inputs are tensors)
 CASES = [
@@ -99,6 +102,21 @@ CASES = [
     f"ops.jvp(lambda x: (x * 2.0, ops.max(x)), ({C}({F}),), ({C}({F}),), has_aux=True)",
     f"ops.jvp(lambda x, y: x * 2.0, ({C}({F}), {C}({F})), ({C}({F}), {C}({F})))",
     f"ops.jvp(lambda x: ops.sum(x), ({C}(np.arange(3)),), ({C}(np.ones(3, 'int32')),))",
+    # keras.ops.image
+    f"ops.image.rgb_to_grayscale({RGB})", f"ops.image.rgb_to_grayscale({RGB}[0])",
+    f"ops.image.rgb_to_grayscale(np.transpose({RGB}, (0, 3, 1, 2)), data_format='channels_first')",
+    f"ops.image.rgb_to_grayscale(({RGB} * 255).astype('uint8'))",
+    f"ops.image.rgb_to_grayscale(({RGB} * 255).astype('int32'))",
+    f"ops.image.rgb_to_grayscale({RGB}[..., :1])", f"ops.image.rgb_to_grayscale({RGB}[..., :2])",
+    f"ops.image.rgb_to_grayscale({RGB}[0, 0])",
+    f"ops.image.rgb_to_hsv({RGB})", f"ops.image.rgb_to_hsv({GREYS})",
+    f"ops.image.rgb_to_hsv(np.transpose({RGB}[0], (2, 0, 1)), data_format='channels_first')",
+    f"ops.image.rgb_to_hsv({RGB}.astype('float64'))", f"ops.image.rgb_to_hsv(({RGB} * 255).astype('int32'))",
+    f"ops.image.hsv_to_rgb({RGB})", f"ops.image.hsv_to_rgb(ops.image.rgb_to_hsv({RGB}))",
+    f"ops.image.hsv_to_rgb(np.transpose({RGB}, (0, 3, 1, 2)), data_format='channels_first')",
+    f"ops.image.hsv_to_rgb({RGB}[0, 0])",
+    f"ops.image.sobel_edges({RGB})",
+    f"ops.image.sobel_edges(np.transpose({RGB}, (0, 3, 1, 2)), data_format='channels_first')",
 ]
 NAMESPACES = ("numpy", "linalg", "nn", "image", "math", "core")
 

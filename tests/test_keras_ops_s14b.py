@@ -1,9 +1,9 @@
 """keras.ops' angle, polar, kaiser, nextafter, cholesky_inverse, lu_factor, stft, istft, the
-adaptive pools, unfold, fold, rearrange and associative_scan give Keras 3.15's values and
+adaptive pools, unfold, fold, rearrange, associative_scan, get_item and jvp give Keras 3.15's values and
 dtypes (tests/data/keras_ops_s14b_reference.json, written by
 benchmarks/keras_ops_s14b_reference.py with the TensorFlow backend) and errors; derivatives
 by central differences in float64; the keras.ops.numpy / linalg / nn namespaces hold Keras's
-names."""
+names, keras.ops.image its colour conversions and Sobel edges."""
 import json
 import pathlib
 
@@ -101,11 +101,12 @@ def test_in_a_tf_function_as_eagerly():
 @pytest.mark.parametrize("name", ["numpy", "linalg", "nn", "image"])
 def test_namespaces_hold_kerass_names_that_keras_ops_has(name):
     assert list(KERAS_NAMES[name]) == DATA["namespaces"][name]
-    present = [n for n in KERAS_NAMES[name] if hasattr(ops, n)]
-    if name == "image":  # none of keras.ops.image's functions yet: no namespace
-        assert not present
-        return
     module = getattr(ops, name)
+    if name == "image":  # its functions are its own, as in Keras (not in keras.ops)
+        assert set(module.__all__) < set(KERAS_NAMES[name])
+        assert not any(hasattr(ops, n) for n in KERAS_NAMES[name])
+        return
+    present = [n for n in KERAS_NAMES[name] if hasattr(ops, n)]
     assert module.__all__ == present and len(present) > 0.8 * len(KERAS_NAMES[name])
     assert all(getattr(module, n) is getattr(ops, n) for n in present)
 
@@ -139,4 +140,34 @@ def test_keras_style_namespace_imports_work():
 ])
 def test_bad_input_gets_keras_error(call, error):
     with pytest.raises(error):
+        call()
+
+
+RGB = np.abs(np.sin(np.arange(2 * 3 * 4 * 3) * 0.9 + 0.2)).reshape(2, 3, 4, 3)
+IMAGE_SMOOTH = {
+    "rgb_to_grayscale": (ops.image.rgb_to_grayscale, [RGB]),
+    "rgb_to_hsv": (ops.image.rgb_to_hsv, [RGB]),
+    "hsv_to_rgb": (lambda x: ops.image.hsv_to_rgb(x, data_format="channels_first"),
+                   [np.transpose(RGB, (0, 3, 1, 2)) * 0.9 + 0.02]),
+    "sobel_edges": (ops.image.sobel_edges, [RGB]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IMAGE_SMOOTH))
+def test_image_derivatives_by_central_differences(name):
+    f, args = IMAGE_SMOOTH[name]
+    check_grads(f, args, order=2)
+
+
+def test_hsv_round_trips():
+    np.testing.assert_allclose(ops.image.hsv_to_rgb(ops.image.rgb_to_hsv(RGB)), RGB, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: ops.image.rgb_to_grayscale(RGB[0, 0]), lambda: ops.image.rgb_to_grayscale(RGB[..., :2]),
+    lambda: ops.image.rgb_to_hsv(np.ones((2, 2, 3), np.int32)),
+    lambda: ops.image.hsv_to_rgb(RGB[0, 0]),
+])
+def test_image_bad_input_gets_kerass_value_error(call):
+    with pytest.raises(ValueError):
         call()

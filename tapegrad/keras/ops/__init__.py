@@ -54,4 +54,4 @@ def _wrap_public():
 _wrap_public()
 
 # Keras's sub-namespaces, last: they gather the functions above (wrapped)
-from tapegrad.keras.ops import linalg, nn, numpy  # noqa: F401,E402
+from tapegrad.keras.ops import image, linalg, nn, numpy  # noqa: F401,E402

@@ -1,7 +1,8 @@
 """The names of Keras 3.15's ``keras.ops`` sub-namespaces (``keras.ops.numpy``,
 ``keras.ops.linalg``, ``keras.ops.nn``, ``keras.ops.image``), and the function that fills
 tapegrad's modules of those names with the functions ``keras.ops`` has (Keras has no
-``keras.ops.math`` or ``keras.ops.core`` namespace).
+``keras.ops.math`` or ``keras.ops.core`` namespace; ``keras.ops.image``'s functions are
+its own, in ``image.py``).
 
 >>> from tapegrad.keras.ops.catalog import KERAS_NAMES
 >>> "matmul" in KERAS_NAMES["numpy"], "softmax" in KERAS_NAMES["nn"]
