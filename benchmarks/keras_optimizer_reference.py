@@ -45,6 +45,7 @@ CASES = {
                                 0.01, "beta": 0.5}),
     "lion": ("Lion", {"learning_rate": 0.01}),
     "adafactor": ("Adafactor", {"learning_rate": 0.01}),
+    "lamb": ("Lamb", {"learning_rate": 0.01}),
 }
 
 

@@ -22,6 +22,7 @@ OPTIMIZERS = [
     lambda: keras.optimizers.Adamax(0.05),
     lambda: keras.optimizers.Adadelta(1.0, rho=0.5),
     lambda: keras.optimizers.Lion(0.05, beta_1=0.5),
+    lambda: keras.optimizers.Lamb(0.05),
     lambda: keras.optimizers.Adam(0.05, clipnorm=0.5),
     lambda: keras.optimizers.SGD(0.1, clipvalue=0.1),
     lambda: keras.optimizers.SGD(0.1, global_clipnorm=0.3),

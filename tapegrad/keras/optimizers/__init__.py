@@ -2,13 +2,13 @@
 from tapegrad.keras.optimizers import schedules  # noqa: F401
 from tapegrad.keras.optimizers.base import Optimizer  # noqa: F401
 from tapegrad.keras.optimizers.rules import SGD, Adagrad, Adam, AdamW, Nadam, RMSprop  # noqa: F401
-from tapegrad.keras.optimizers.more_rules import Adadelta, Adamax, Lion  # noqa: F401
+from tapegrad.keras.optimizers.more_rules import Adadelta, Adamax, Lamb, Lion  # noqa: F401
 from tapegrad.keras.optimizers.factored import Adafactor, Ftrl  # noqa: F401
 from tapegrad.keras.optimizers.loss_scale import LossScaleOptimizer  # noqa: F401
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop,
             "adagrad": Adagrad, "nadam": Nadam, "adamax": Adamax, "adadelta": Adadelta,
-            "lion": Lion, "ftrl": Ftrl, "adafactor": Adafactor}
+            "lion": Lion, "ftrl": Ftrl, "adafactor": Adafactor, "lamb": Lamb}
 
 
 def get(identifier):

@@ -39,6 +39,14 @@ class _TensorOps:
         return tf.square(q)
 
     @staticmethod
+    def total(x):
+        return tf.reduce_sum(x)
+
+    @staticmethod
+    def where(c, a, b):
+        return tf.where(c, a, b)
+
+    @staticmethod
     def cast(x, dtype):
         return tf.cast(x, dtype)
 
@@ -62,6 +70,16 @@ class _ArrayOps:
     @staticmethod
     def quotient_square(q, num, g, den):
         return np.square(q)
+
+    @staticmethod
+    def total(x):
+        # the primitive's sum (BLAS row sums where it takes them), as the tensor path's
+        return tf.reduce_sum(x)._value
+
+    @staticmethod
+    def where(c, a, b):
+        return np.where(c, a, b).astype(np.result_type(a), copy=False) if np.ndim(a) else (
+            a if c else b)
 
     @staticmethod
     def cast(x, dtype):

@@ -1,4 +1,4 @@
-"""Adamax, Adadelta and Lion: Keras 3's update rules, operation for operation (so float32
+"""Adamax, Adadelta, Lion and Lamb: Keras 3's update rules, operation for operation (so float32
 results match Keras's), written as ``rules.py``'s are.
 
 >>> import tapegrad as tf
@@ -72,3 +72,28 @@ class Lion(Optimizer):
         m = slots[0]
         new_v = v - lr * xp.sign(m * beta_1 + g * (1.0 - beta_1))
         return new_v, (m * beta_2 + g * (1.0 - beta_2),)
+
+
+class Lamb(Optimizer):
+    """Lamb (You et al.): Adam's bias-corrected step ``m_hat / (sqrt(v_hat) + epsilon)``,
+    scaled per variable by ``||w|| / ||step||`` (1 where either norm is 0)."""
+
+    _slots = ("momentum", "velocity")
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+
+    def _constants(self, xp, lr, step, dtype):
+        return (lr, xp.power(xp.cast(self.beta_1, dtype), step),
+                xp.power(xp.cast(self.beta_2, dtype), step))
+
+    def _rule(self, xp, g, v, slots, c):
+        lr, b1_power, b2_power = c
+        m = slots[0] + (g - slots[0]) * (1 - self.beta_1)
+        vel = slots[1] + (xp.square(g) - slots[1]) * (1 - self.beta_2)
+        step = (m / (1.0 - b1_power)) / (xp.sqrt(vel / (1.0 - b2_power)) + self.epsilon)
+        w_norm, g_norm = xp.sqrt(xp.total(xp.square(v))), xp.sqrt(xp.total(xp.square(step)))
+        ratio = xp.where(w_norm > 0, xp.where(g_norm > 0, w_norm / g_norm, 1.0), 1.0)
+        return v - ratio * lr * step, (m, vel)
