@@ -140,3 +140,37 @@ def test_user_conversion_protocol():
 
     assert float(tf.convert_to_tensor(Celsius(2.5))) == 2.5
     assert float(tf.add(Celsius(2.5), 1.0)) == 3.5
+
+
+def test_tf_function_takes_and_returns_composite_tensors():
+    # a train step returning its gradients: an embedding's is IndexedSlices, as in TensorFlow
+    v = tf.Variable(np.ones((4, 2), np.float32))
+    w = tf.Variable(np.ones(2, np.float32))
+
+    @tf.function
+    def grads(ids):
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(tf.gather(v, ids) * w * 2.0)
+        return tape.gradient(y, [v, w])
+
+    g, gw = grads(tf.constant([3, 3, 0]))
+    assert isinstance(g, tf.IndexedSlices) and type(g.values) is tf.Tensor
+    assert g.indices.numpy().tolist() == [3, 3, 0] and g.dense_shape.numpy().tolist() == [4, 2]
+    np.testing.assert_array_equal(g.values.numpy(), np.full((3, 2), 2.0, np.float32))
+    np.testing.assert_array_equal(gw.numpy(), [6.0, 6.0])
+
+    @tf.function
+    def doubled(s):
+        return tf.convert_to_tensor(s) * 2.0
+
+    np.testing.assert_array_equal(doubled(g).numpy(), [[4, 4], [0, 0], [0, 0], [8, 8]])
+
+    @tf.function
+    def densified(s):
+        return tf.sparse.to_dense(s) + 1.0
+
+    for where, value in (([0, 1], 5.0), ([0, 1], 7.0), ([1, 2], 7.0)):  # indices are static
+        want = np.ones((2, 3), np.float32)
+        want[tuple(where)] += value
+        got = densified(tf.sparse.SparseTensor([where], [value], [2, 3]))
+        np.testing.assert_array_equal(got.numpy(), want)

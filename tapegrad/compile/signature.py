@@ -106,6 +106,20 @@ def walk(x, leaves):
         return (dict, tuple(keys)) + tuple(walk(x[k], leaves) for k in keys)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return (t,) + tuple(walk(v, leaves) for v in x)
+    if getattr(x, "_tf_composite", False) or type(x) is _Parts:
+        # a composite tensor (tf.IndexedSlices, tf.SparseTensor): its component tensors;
+        # its dense shape, where concrete, is part of the key (programs have static shapes)
+        like, parts = (x.like, x.parts) if type(x) is _Parts else (x, x._tf_components())
+        static = getattr(like, "_tf_static_components", ())
+        key = [type(like)]
+        for i, v in enumerate(parts):
+            if i in static and type(v) is Tensor:
+                value = _frozen(np.asarray(v._value).tolist())
+                leaves.append((STATIC, value))
+                key.append(("static", value))
+            else:
+                key.append(walk(v, leaves))
+        return tuple(key)
     leaves.append((STATIC, x))
     if t is float or t is complex:
         # 0.0 == -0.0: a trace for one would serve the other, and 1 / c has the other sign;
@@ -118,8 +132,25 @@ def walk(x, leaves):
         return (t, "id", id(x))
 
 
+def _frozen(x):
+    """Nested lists as nested tuples (a hashable key)."""
+    return tuple(map(_frozen, x)) if isinstance(x, list) else x
+
+
+class _Parts:
+    """A composite tensor's place in a structure whose leaves are not tensors yet (an
+    output template): the composite it stands for and its components' structure."""
+
+    __slots__ = ("like", "parts")
+
+    def __init__(self, like, parts):
+        self.like, self.parts = like, parts
+
+
 def rebuild(x, it):
-    """``x`` with its leaves replaced, in ``walk`` order, by the items of iterator ``it``."""
+    """``x`` with its leaves replaced, in ``walk`` order, by the items of iterator ``it``
+    (a composite tensor made again from its new components; with None for components, a
+    ``_Parts`` template that a later ``rebuild`` fills)."""
     t = type(x)
     if t is list or t is tuple:
         return t(rebuild(v, it) for v in x)
@@ -128,6 +159,12 @@ def rebuild(x, it):
         return type(x)((k, vals[k]) for k in x)
     if isinstance(x, tuple) and hasattr(x, "_fields") and not isinstance(x, Tensor):
         return t(*[rebuild(v, it) for v in x])
+    if t is _Parts or getattr(x, "_tf_composite", False):
+        like, parts = (x.like, x.parts) if t is _Parts else (x, x._tf_components())
+        new = [rebuild(v, it) for v in parts]
+        if any(p is None for p in new):
+            return _Parts(like, new)
+        return like._tf_from_components(new)
     return next(it)
 
 

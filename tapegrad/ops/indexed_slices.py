@@ -78,6 +78,9 @@ class IndexedSlices:
         return unsorted_segment_sum(self._values, self._indices, self._dense_shape[0])
 
     # tf.nest with expand_composites=True sees the three tensors
+    # the dense shape: a traced function takes it as a static value (compile/signature.py)
+    _tf_static_components = (2,)
+
     def _tf_components(self):
         return [self._values, self._indices] + (
             [] if self._dense_shape is None else [self._dense_shape])

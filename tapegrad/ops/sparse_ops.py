@@ -60,6 +60,10 @@ class SparseTensor:
     # a composite tensor: tf.is_tensor is True, tf.nest(expand_composites=True) sees the three
     _tf_composite = True
 
+    # the indices and dense shape: a traced function takes them as static values
+    # (compile/signature.py), as tf.sparse's ops need them concrete
+    _tf_static_components = (0, 2)
+
     def _tf_components(self):
         return [self._indices, self._values, self._dense_shape]
 
